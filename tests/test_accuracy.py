@@ -94,17 +94,10 @@ WRONG_NOW = {
     # torch's innermost frame (linear.py:134), the dtype cause itself is a constant without metadata; the user's
     # autocast block (:22) and model call (:23) are in no captured frame (the debug log names the sync line only)
     "runs/runs4_torch_autocast": "line: no location (the dtype cause's frames are torch's linear.py:134)",
-    # compare-runs round 12 (blind): the same limit once more, and a gap. The smoothing ops name only torch's
-    # cross_entropy (functional.py:3458); explain-recompile finds the user's one call of a library function on disk
-    # (library_call_lines.place_library_calls), but compare-runs does not run it, and the user calls the function
-    # through its module (nn.CrossEntropyLoss built at :25, called at :28): a fix needs both (sources in the torch
-    # pairing, a functional -> module-class table). (Its fix is right since this round: library_setting_across_runs)
-    "runs/runs12_torch_label_smoothing": "line: no location",
-    # compare-runs round 12 (blind): the added layer norm is placed at its first instruction's line, jnp.var inside
-    # layer_norm (_runs12_net_b.py:9), not the line that added it (:14, the call in forward) nor the step's calls:
-    # right file and function, but the graph diff places an ops cause at its first changed instruction's innermost
-    # user frame; a fix needs the deepest user frame every added instruction shares (the dump's stack frames hold it)
-    "runs/runs12_layernorm_added": "line: _runs12_net_b.py:9",
+    # (runs12_torch_label_smoothing is right since compare-runs round 13: the loss called through its module,
+    # nn.CrossEntropyLoss, is found on disk by library_module_calls and its call line :28 leads)
+    # (runs12_layernorm_added is right since compare-runs round 13: ops added only, inside a function run A's
+    # program never traced, lead with the one line that calls it: added_function_call)
     # round 4 (blind): the same limit as review3_list_arg (a JAX dump and log hold compilations only: the subset seen
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "

@@ -25,6 +25,8 @@ from hlodiff.dumps.cached_run import Run, compiled_modules, nth_module
 from hlodiff.dumps.compile_cache import CacheCompilation, CacheFolder
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.source_lines import NoSources, SourceLines
+from hlodiff.explain.added_function_call import lead_with_new_function_calls
+from hlodiff.explain.library_module_calls import place_library_module_calls
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.across_runs_settings import place_settings
 from hlodiff.explain.across_runs_torch import torch_verdicts
@@ -98,6 +100,8 @@ def compare_runs(run_a: Run, run_b: Run, warnings: list[InputWarning],
         if v.reason in LOCATED_IN_PROGRAM and (rec := v.b_record or v.a_record) is not None:
             v.program_line = program_line(rec, v.reason)
     place_settings(verdicts, sources if sources is not None else NoSources())
+    place_library_module_calls(verdicts, sources if sources is not None else NoSources())
+    lead_with_new_function_calls(verdicts)
     return AcrossRuns(run_a, run_b, verdicts, warnings)
 
 

@@ -128,6 +128,8 @@ def miss_key_differs(v: Verdict, run_a: Run, run_b: Run, flags_a: list[str], fla
         v.reason = "device_count"  # left out of the key by JAX, yet another device topology: another key
     elif v.differences:
         v.reason = "xla_flag" if v.differences[0].source in ("XLA_FLAGS", "debug_options") else "compile_option"
+    elif counts := device_count_differences(v.a_record, v.b_record):
+        v.reason, v.differences = "device_count", counts  # one computation built for another number of devices
     elif v.b_record is not None and "constant({...})" in v.b_record.text():
         v.reason = "elided_constants"
     elif run_a.framework == "jax" and (lines := source_line_differences(v.a_record, v.b_record)):

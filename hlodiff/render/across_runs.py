@@ -145,8 +145,12 @@ def fix_text(v: Verdict) -> str | None:
         return setting_fix(v.setting)
     if v.verdict == "miss_hlo_differs" and v.reason != "device_count":
         if v.cause is not None and v.cause.fix_rule in ACROSS_RUNS_RULES:  # a fix written for two steps of a run
-            return GRAPH_FIXES[ACROSS_RUNS_RULES[v.cause.fix_rule]].format(summary=v.cause.summary,
-                                                                           library_call=_library_call(v.cause))
+            row = ACROSS_RUNS_RULES[v.cause.fix_rule]
+            first = v.cause.locations[0] if v.cause.locations else None
+            if f"{row}_call" in GRAPH_FIXES and first is not None and not first.is_library and first.line:
+                row = f"{row}_call"  # the user's call into the library was found on disk (library_module_calls)
+            return GRAPH_FIXES[row].format(summary=v.cause.summary, library_call=_library_call(v.cause),
+                                           line=short_line(first) if first is not None else "?")
         return v.cause.fix if v.cause is not None else None
     reason = v.reason or "unknown"
     if v.verdict == "miss_key_differs" and reason == "unknown":
@@ -155,7 +159,9 @@ def fix_text(v: Verdict) -> str | None:
             return CACHE_FIXES["unknown_key_recorded"].format(compared=compared_words(v))
     d = v.differences[0] if v.differences else None
     if reason == "device_count" and v.verdict == "miss_key_differs":
-        reason = "device_topology"  # the same program, another device set-up: not the device_count of two HLOs
+        # the same program, another device set-up: a flag JAX leaves out of the key, or (round 13) the count the
+        # module header says it was built for (torch_xla's replica_count under CPU_NUM_DEVICES)
+        reason = "device_count_header" if d is not None and d.source == "module" else "device_topology"
     if reason == "xla_flag" and d is not None and d.source != "XLA_FLAGS":
         reason = "xla_debug_option"  # a dumped debug option: XLA_FLAGS and compiler_options= both land there
         if (v.detail or "").startswith(PER_PROGRAM):  # run B's other programs lack it: this function's own

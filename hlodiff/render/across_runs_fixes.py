@@ -115,6 +115,19 @@ CACHE_FIXES: dict[str, str] = {
     "device_topology": "set XLA_FLAGS' --{name} the same way in both runs ({b} in run B, {a} in run A): JAX leaves "
                        "this flag out of the key but hashes the devices' topology, so each device configuration is "
                        "its own cache entry",
+    # round 13: the same computation whose module header counts other devices (replica_count / num_partitions)
+    "device_count_header": "run B's program was built for {b} devices ({name}), run A's for {a}, and it is the same "
+                           "computation otherwise: the process saw another number of devices (JAX: XLA_FLAGS' "
+                           "--xla_force_host_platform_device_count, CUDA_VISIBLE_DEVICES, another number of "
+                           "processes) and the count is part of the key: run both with the same devices visible, or "
+                           "expect one cache entry per device count",
+    "device_count_header_torch_xla": "run B's graph was built for {b} devices ({name}), run A's for {a}, and it is "
+                                     "the same computation otherwise: torch_xla's PJRT client saw another number of "
+                                     "devices in run B (CPU_NUM_DEVICES on the CPU; on a TPU the visible chips, "
+                                     "TPU_VISIBLE_CHIPS / TPU_PROCESS_BOUNDS, or a launch with another number of "
+                                     "processes) and hashes the count into every graph: run both with the same "
+                                     "devices visible (look for such a variable in each run's environment), or "
+                                     "expect one cache entry per device count",
     "xla_debug_option_torch_xla": "run both with the same XLA_FLAGS: {name} is {b} in run B and {a} in run A "
                                   "(--{name}); torch_xla's graph hash, its cache key, changes with it",
     "jax_compile_setting": "compile with the same options in both runs: {name} is {b} in run B and {a} in run A, "
@@ -271,6 +284,25 @@ GRAPH_FIXES: dict[str, str] = {
                                    "the command line: expected once if it was changed on purpose (the new program "
                                    "then loads from the cache); if not, find the call that reaches it and give it "
                                    "the same settings in both runs",
+    # round 13 (runs13_torch_cli_layers): a warm-up row's words ("creates its state on its first step") fit two
+    # steps of one run; two runs of one script warm up alike, so inputs one run's graph has and the other's lacks
+    # are tensors the model or optimizer holds in one run only
+    "state_inputs_across_runs": "run B's graph and run A's take other inputs ({summary}): tensors a model or its "
+                                "optimizer holds (parameters, buffers, optimizer state) in one run only, not a "
+                                "first-step warm-up (both runs warm up alike): another model (more layers, another "
+                                "size or option from the command line or a config) is another program and cache "
+                                "entry, so this is expected after changing the model; build it the same way in both "
+                                "runs to reuse the cache",
+    # round 13: the same, once the user's call into that library function was found on disk (the function or an
+    # instance of its module, hlodiff.explain.library_module_calls): the call is named, no "no line of yours"
+    "library_setting_across_runs_call": "the ops that differ were traced inside library code ({library_call}), "
+                                        "reached from your call at {line} ({summary}): between two runs that is "
+                                        "that call given another argument, option or mode in one run (a loss's "
+                                        "options such as label_smoothing, approximate= on GELU, a dropout "
+                                        "probability, train() vs eval()), set where it is built or called, in a "
+                                        "config or on the command line: expected once if it was changed on purpose "
+                                        "(the new program then loads from the cache); if not, give it the same "
+                                        "settings in both runs",
     "path_across_runs": "the traced Python took another path in the two runs ({summary}): between two runs that is a "
                         "change of the code, or of a value that steers the trace (a flag, a config or command line "
                         "value, a static argument), not a branch the program takes from step to step: the changed "
@@ -319,9 +351,13 @@ GRAPH_FIXES: dict[str, str] = {
               "does that to every int64 tensor when XLA_USE_32BIT_LONG=1 is in the environment, most likely run "
               "{other}'s: set it the same way in both runs (if the code changed instead, give these tensors one "
               "dtype in both)",
-    "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 (JAX_ENABLE_X64) was most likely "
-           "on in run {side} and off in the other: set it the same way in both runs, or give these values an "
-           "explicit dtype (.astype(jnp.int32)) so both runs trace one program",
+    # round 13 (runs13_import_x64): the setting is as often turned on in code as in the environment, by the
+    # script or by a module it imports (at import time), where a user who compares the environments finds nothing
+    "x64": "only run {side}'s program uses 64-bit types ({types}); jax_enable_x64 was most likely on in run {side} "
+           "and off in the other: it is set by JAX_ENABLE_X64 in the environment or in code by "
+           "jax.config.update(\"jax_enable_x64\", True), in the script or in a module it imports (at import "
+           "time: a library or helper imported in run {side} only): set it the same way in both runs, or give these "
+           "values an explicit dtype (.astype(jnp.int32)) so both runs trace one program",
 }
 """Fixes of a graph difference between two runs that replace the graph diff's own (written for two steps of one
 run: "pad to a few sizes", "one graph per bucket"), keyed by what differs: shapes of state, shapes of inputs,
@@ -337,6 +373,15 @@ ACROSS_RUNS_RULES: dict[str, str] = {
     "constant_int_special": "special_scalar_across_runs",
     "sharding": "sharding_across_runs",
     "sharding_torch": "sharding_across_runs",
+    "inputs_user_warmup": "state_inputs_across_runs",
+    "inputs_module_warmup": "state_inputs_across_runs",
+    "inputs_optimizer_warmup": "state_inputs_across_runs",
+    "inputs_first_step_warmup": "state_inputs_across_runs",
+    "inputs_library_warmup": "state_inputs_across_runs",
+    "inputs_library_state_dumped": "state_inputs_across_runs",
+    "inputs_state_dumped": "state_inputs_across_runs",
+    "inputs_library_state": "state_inputs_across_runs",
+    "inputs_library_state_kept": "state_inputs_across_runs",
 }
 """Rows of the graph diff's fix table (:data:`hlodiff.diff.fix_rules.RULES`) written for two steps of one run ("a
 Python `if` per step", "sharded differently between steps") -> the row of :data:`GRAPH_FIXES` that says the same

@@ -75,6 +75,9 @@ def _key_devices(v: Verdict) -> str | None:
     if not v.differences:
         return None
     d = v.differences[0]
+    if d.source == "module":  # the module header's count: the same computation built for other devices
+        return (f"the same computation under another cache key, built for {value_words(d.b)} devices in run B and "
+                f"{value_words(d.a)} in run A (the module's {d.name}): the device count is part of the key")
     return (f"the same HLO under another cache key: run B ran on another device configuration ({d.name} is "
             f"{value_words(d.b)} in run B, {value_words(d.a)} in run A; JAX hashes the devices' topology, not the "
             "flag)")
