@@ -141,3 +141,10 @@ def test_without_the_source_the_gan_keeps_the_general_row():
     """The pair is read from the file on disk only."""
     doc = _explain("d32_gan_d_calls_control")
     assert {r["fix_rule"] for r in doc["dynamo"]["recompiles"]} == {"dynamo_requires_grad"}
+
+
+def test_a_resume_function_skipped_where_it_broke_is_one_break():
+    """d23_file_log_break: the break at `open` and the resume function's skip record at the same `with open(...)`:
+    one break of the user's (1 in the log), the file-I/O row as before."""
+    (brk,) = _explain("d23_file_log_break", _MAP)["dynamo"]["graph_breaks"]
+    assert brk["count"] == 1 and brk["fix_rule"] == "dynamo_graph_break_file_io"

@@ -231,12 +231,22 @@ def read_text_log(path: str, lines: Iterable[str], warnings: list[InputWarning] 
                 continue
             log.graph_breaks.append(brk)
     log.graph_breaks += loose.found
+    _drop_repeated_skips(log)
     for r in raised.breaks():
         log.graph_breaks.append(GraphBreak("raised", r.reason, r.explanation, r.at, r.call if r.call != r.at else None,
                                            log_line=r.log_line, raised=True))
     log.stance_raises += raised.stances
     verbose.finish(log)
     return log
+
+
+def _drop_repeated_skips(log: DynamoLog) -> None:
+    """A skip record at a line Dynamo already broke at is its resume function given up at the same statement
+    (d23_file_log_break: the break at `open`, then the resume function skipped at the `with open(...)`): one break
+    of the user's, not two, and no graph more."""
+    broke = {(b.at.file, b.at.line) for b in log.graph_breaks if not b.skipped and b.at is not None}
+    log.graph_breaks = [b for b in log.graph_breaks
+                        if not (b.skipped and b.at is not None and (b.at.file, b.at.line) in broke)]
 
 
 def _recompile_block(log: DynamoLog, cid: str, lineno: int, bodies: list[str], path: str,
