@@ -585,6 +585,13 @@ RULES: tuple[FixRule, ...] = (
           "between calls): Dynamo guards each parameter's requires_grad and traces {function} once per setting, "
           "each compiled once; nothing to fix while the settings are few (one graph per setting), or compile one "
           "function per model to keep them apart; the guard is not about sizes", unless="jax"),
+    # Dynamo round 32 (d32_gan_d_calls_control): the same tensor passed with and without its gradient by design
+    # (a GAN's discriminator on fake.detach() and on fake), read from the user's file
+    _rule("dynamo_requires_grad_detached_pair", "guard", "dynamo requires_grad detached_pair",
+          "expected: {tensor} requires grad on some calls only, and your code passes the same tensor both ways "
+          "(with its gradient on one call, cut from its graph on another, as a GAN's discriminator gets the "
+          "generator's output for each update): Dynamo traces {function} once per setting, each compiled once and "
+          "then reused; nothing to fix (one graph per setting)", unless="jax limit_hit"),
     _rule("dynamo_requires_grad", "guard", "dynamo requires_grad",
           "{tensor} arrives with requires_grad set on some calls only: Dynamo traces {function} once per setting "
           "(with and without its gradient); give it the same requires_grad on every call, or compute input "
@@ -922,6 +929,19 @@ RULES: tuple[FixRule, ...] = (
           "trace runs without it; remove the module hook (or the library that registered it, or compile without "
           "it), or hook the gradient on a tensor instead (output.register_hook(...) in the forward), or read the "
           "parameters' .grad after backward()", unless="jax raised"),
+    # Dynamo round 32 (d32_lock_forward): a `with` on a context manager Dynamo cannot enter (a threading.Lock, an
+    # open file): Dynamo logs "Graph break: skip" and gives the frame up from that line
+    _rule("dynamo_graph_break_frame_skipped", "graph_break", "dynamo frame_skipped",
+          "Dynamo cannot trace this line ({seen}) and gives the compiled function up from here (the whole of it "
+          "when this is its first graph): that part runs uncompiled, without Dynamo, on every call; take it out "
+          "of the compiled function (a lock taken around the call instead of inside, a file written after the "
+          "call), or replace it with code Dynamo traces", unless="jax raised"),
+    # Dynamo round 32 (d32_genexpr_arg): a generator expression passed to the compiled function
+    _rule("dynamo_gave_up_generator", "graph_break", "dynamo op:generator_frame",
+          "a generator reaches the compiled function ({seen}): Dynamo cannot trace a generator's frame and gives "
+          "up the function that iterates it, which runs uncompiled on every call; pass a list or a tuple instead "
+          "(a list comprehension `[f(x) for x in xs]` rather than `(f(x) for x in xs)`, or list(gen) before the "
+          "call)", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
@@ -2132,7 +2152,7 @@ EXPECTED = frozenset(("ops_optimizer_first_step", "sharding_device_count_jax", "
     "outputs_library_warmup",
     "ops_library_warmup", "ops_library_step_branch", "library_start", "ops_spmd_annotation_warmup", "reordered_library_warmup", "aliasing_library_warmup", "mode_train_eval",
     "dynamo_mode", "dynamo_python_flag", "dynamo_module_container", "dynamo_shape_buckets", "dynamo_parameter_shape",
-    "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
+    "dynamo_python_string", "dynamo_autocast", "dynamo_parameter_requires_grad", "dynamo_requires_grad_detached_pair", "dynamo_parameter_dtype", "dynamo_optimizer_groups", "dynamo_object_type",
     "dynamo_parametrized", "dynamo_object_identity", "dynamo_first_call_sync", "dynamo_compilations_only",
     "dynamo_python_dtype", "dynamo_optimizer_state_warmup", "dynamo_number_only_param",
     "dynamo_submodule_type", "dynamo_submodule_swap",

@@ -23,6 +23,7 @@ from typing import Iterable
 
 from hlodiff.dumps.dynamo_guards import VerboseReader
 from hlodiff.dumps.dynamo_raised import STANCE_MARK, RaisedReader, StanceRaise
+from hlodiff.dumps.dynamo_wont_convert import LooseGaveUp
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
 
@@ -40,6 +41,10 @@ name (``#   # <frozen os>:680 in __getitem__``: an ``os.environ`` read, d23_env_
 in the guard's text and the fix quoted it)."""
 _BREAK_AT = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate graph break\))? in user code at "
                        r"(?P<file>.+):(?P<line>\d+)\s*$")
+_SKIP_AT = "Graph break: skip: from user code at:"
+"""Dynamo gave up the rest of a frame at a line it cannot trace (an unsupported context manager: a
+``threading.Lock`` or an open file in a ``with``): the user's frame follows, then Dynamo's traceback and its
+``Unsupported: ...`` line (d32_lock_forward; d23_file_log_break's resume function)."""
 _WONT_CONVERT = re.compile(r"WON'T CONVERT (?P<fn>\S+) (?P<file>.+) line (?P<line>\d+)\s*$")
 """Dynamo gave a whole frame up (its backend failed on the traced graph, e.g. openxla on the unbacked ints of
 ``.tolist()``): the function runs eagerly on every call. Read as a graph break whose reason is ``GAVE_UP``."""
@@ -129,6 +134,8 @@ class GraphBreak:
     """Dynamo's ``Developer debug context`` (the kinds of value it could not trace: ``UserDefinedObjectVariable(Generator)``)."""
     codes: tuple[str | None, ...] = ()
     """The source text Dynamo quotes under each of ``frames`` (None where it quotes none)."""
+    skipped: bool = False
+    """Dynamo gave up the frame from this line on (``Graph break: skip``): what follows runs without Dynamo."""
 
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "reason": self.reason, "explanation": self.explanation,
@@ -192,15 +199,19 @@ def read_text_log(path: str, lines: Iterable[str], warnings: list[InputWarning] 
     blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
     verbose = VerboseReader(_failure, CacheRestart)
     raised = RaisedReader()
+    loose = LooseGaveUp(lambda cid, lineno, bodies: _gave_up_block(cid, lineno, bodies, closed=True),
+                        lambda file: SourceFrame(file, 1).is_library)
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
         prefix = _PREFIX.match(text)
         m = _TEXT.search(text, prefix.end() if prefix else 0)
         if m is None:
             verbose.line(text, prefix, lineno, log)
+            loose.line(text, prefix, lineno)
             if prefix is None:
                 raised.line(text, lineno)
             continue
+        loose.close()
         cid, channel, body = m.group("cid"), m.group("channel"), m.group("body")
         starts = (channel.startswith("recompiles") and _RECOMPILING.search(body)) or \
                  (channel == "graph_breaks" and _BREAK_AT.search(body))
@@ -219,12 +230,23 @@ def read_text_log(path: str, lines: Iterable[str], warnings: list[InputWarning] 
                                                  "line (cut?); skipped", path, lineno))
                 continue
             log.graph_breaks.append(brk)
+    log.graph_breaks += loose.found
+    _drop_repeated_skips(log)
     for r in raised.breaks():
         log.graph_breaks.append(GraphBreak("raised", r.reason, r.explanation, r.at, r.call if r.call != r.at else None,
                                            log_line=r.log_line, raised=True))
     log.stance_raises += raised.stances
     verbose.finish(log)
     return log
+
+
+def _drop_repeated_skips(log: DynamoLog) -> None:
+    """A skip record at a line Dynamo already broke at is its resume function given up at the same statement
+    (d23_file_log_break: the break at `open`, then the resume function skipped at the `with open(...)`): one break
+    of the user's, not two, and no graph more."""
+    broke = {(b.at.file, b.at.line) for b in log.graph_breaks if not b.skipped and b.at is not None}
+    log.graph_breaks = [b for b in log.graph_breaks
+                        if not (b.skipped and b.at is not None and (b.at.file, b.at.line) in broke)]
 
 
 def _recompile_block(log: DynamoLog, cid: str, lineno: int, bodies: list[str], path: str,
@@ -274,7 +296,7 @@ def _failure(against: str | None, text: str) -> GuardFailure:
 def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
     m = _BREAK_AT.search(bodies[0])
     if m is None:
-        return _gave_up_block(cid, lineno, bodies)
+        return _skip_block(cid, lineno, bodies) or _gave_up_block(cid, lineno, bodies)
     reason, explanation, context = "", None, None
     frames: list[SourceFrame] = []
     codes: list[str | None] = []
@@ -302,7 +324,34 @@ def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
                       codes=tuple(codes))
 
 
-def _gave_up_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
+def _skip_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
+    """A ``Graph break: skip: from user code at:`` record: the user's frame and the line it quotes come before
+    Dynamo's traceback, the reason is its ``Unsupported: ...`` line. A record without a user frame (the backend
+    failed on a traced graph: dyn_tolist_split) or without its reason (still being written) is not read."""
+    if not bodies[0].strip().startswith(_SKIP_AT):
+        return None
+    at, code, reason, explanation, context, traceback = None, None, None, None, None, False
+    for body in bodies[1:]:
+        stripped = body.strip()
+        if stripped.startswith("Traceback (most recent call last)"):
+            traceback = True
+        elif not traceback and at is None and (f := _FILE_LINE.match(body)) is not None:
+            at = SourceFrame(f.group("file"), int(f.group("line")), f.group("fn"))
+        elif not traceback and at is not None and code is None and stripped:
+            code = stripped
+        elif reason is None and (e := _EXCEPTION_LINE.match(body)) is not None:
+            reason = e.group("what").strip()
+        elif stripped.startswith("Explanation:") and explanation is None:
+            explanation = stripped.split(":", 1)[1].strip()
+        elif stripped.startswith("Developer debug context:") and context is None:
+            context = stripped.split(":", 1)[1].strip()
+    if at is None or reason is None:
+        return None
+    return GraphBreak(cid, reason, explanation, at, None, log_line=lineno, frames=(at,), context=context,
+                      codes=(code,), skipped=True)
+
+
+def _gave_up_block(cid: str, lineno: int, bodies: list[str], closed: bool = False) -> GraphBreak | None:
     """A ``WON'T CONVERT fn file line N`` record: the line is the user's frame of its "Original traceback" (where the
     backend failed, e.g. the ``.tolist()``), else the function's def; the explanation is Dynamo's ``Explanation:``
     line, else the last exception line."""
@@ -325,7 +374,7 @@ def _gave_up_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | Non
             raised = stripped
         elif stripped.startswith("Use tlparse"):
             whole = True
-    if not whole:
+    if not whole and not closed:
         return None  # still being written (a growing log): its traceback and explanation come with the next lines
     at = next((f for f in reversed(frames) if f.file == definition.file), frames[-1] if frames else definition)
     return GraphBreak(cid, GAVE_UP, explanation or raised, at, None, log_line=lineno)

@@ -180,6 +180,11 @@ _FILE_OPEN = re.compile(r"builtin (?:operator )?`(?:io\.)?open`")
 inside the compiled function, a log or a dump written per call."""
 
 
+_GENERATOR = "Generators cannot be compiled"
+"""Dynamo's explanation when it gives up a generator's own frame (``Attempt to trace generator``): a generator
+expression or a generator function reached the compiled code as an argument (gb0003)."""
+
+
 _MODULE_BACKWARD_HOOK = "Module-level backwards hooks require compiled autograd"
 """Dynamo's reason for a break at a module with a full backward hook (``register_full_backward_hook``,
 ``register_full_backward_pre_hook``): torch's ``Module._call_impl`` builds a ``BackwardHook`` Dynamo cannot trace
@@ -208,8 +213,12 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
             facts.add("op:print")
         elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
             facts.add("op:item")
+        elif first.reason == GAVE_UP and _GENERATOR in (first.explanation or ""):
+            facts.add("op:generator_frame")  # a generator reached the compiled function: d32_genexpr_arg
         elif first.reason == GAVE_UP:
             facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
+        elif first.skipped:
+            facts.add("frame_skipped")  # Dynamo gave the frame up at this line (a lock in a `with`): d32_lock_forward
         elif is_data_dependent_branch(first):
             facts.add("op:data_dependent_branch")  # an `if` on a tensor (review 17, F2): a branch, not a size
         elif _is_data_dependent(first):
@@ -247,7 +256,10 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
                 else f"{first.reason}, at {first.at.short()}" if "in_library" in facts
                 else f"{first.reason}, at {at}" if "op:xla_sync" in facts or facts >= {"op:log_call", "in_library"} or (
                     "op:log_call" in facts and "op:item" not in facts)
-                else first.explanation or "the backend failed" if "gave_up" in facts else first.reason)
+                else first.explanation or "the backend failed" if "gave_up" in facts
+                else first.explanation if "op:generator_frame" in facts
+                else f"{first.reason}: {first.explanation}" if first.explanation and "frame_skipped" in facts
+                else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,
                                     raised=first.raised)
         finding.fix, finding.fix_rule = FixChoice(rule, {"seen": seen}).text, rule.name

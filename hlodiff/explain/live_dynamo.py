@@ -261,6 +261,7 @@ class LiveDynamo:
         from hlodiff.explain.dynamo_parametrized import mark_parametrized
         from hlodiff.explain.dynamo_branch_only import mark_branch_only
         from hlodiff.explain.dynamo_converted import converted_after_compile
+        from hlodiff.explain.dynamo_detach_pair import mark_detached_pairs
         from hlodiff.explain.dynamo_uneven_chunks import mark_uneven_chunks
         from hlodiff.explain.dynamo_grown_cat import mark_grown_in_source
         from hlodiff.explain.recompile import explain_records, user_files
@@ -294,6 +295,7 @@ class LiveDynamo:
                 mark_parametrized(found, run.sources, users)
                 mark_branch_only(found, run.sources)
                 mark_uneven_chunks(found, run.sources)
+                mark_detached_pairs(found, run.sources)
                 mark_grown_in_source(found, run.sources, users)
                 place_dynamo_calls(found, run.sources, users)
                 place_other_backends(found, run.sources, users)  # no failed guard: the other backend's call

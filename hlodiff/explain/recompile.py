@@ -34,6 +34,7 @@ from hlodiff.explain.dynamo_call_line import place_bridge_inputs_at_calls, place
 from hlodiff.explain.dynamo_parametrized import mark_parametrized
 from hlodiff.explain.dynamo_branch_only import mark_branch_only
 from hlodiff.explain.dynamo_grown_cat import mark_grown_in_source
+from hlodiff.explain.dynamo_detach_pair import mark_detached_pairs
 from hlodiff.explain.dynamo_uneven_chunks import mark_uneven_chunks
 from hlodiff.explain.dynamo_instance_attrs import mark_per_instance
 from hlodiff.explain.jax_causes import jax_compilations, merge_jax, static_values
@@ -86,6 +87,7 @@ def explain_run(run: Run, warnings: list[InputWarning], options: Normalization =
         mark_parametrized(explanation.dynamo, run.sources, users)
         mark_branch_only(explanation.dynamo, run.sources)  # review 17, F1
         mark_uneven_chunks(explanation.dynamo, run.sources)  # round 31: micro-batches by chunk
+        mark_detached_pairs(explanation.dynamo, run.sources)  # round 32: X and X.detach() to one compiled module
         mark_grown_in_source(explanation.dynamo, run.sources, users)  # round 31: a queue grown by cat
         place_dynamo_calls(explanation.dynamo, run.sources, users)
         place_other_backends(explanation.dynamo, run.sources, users)  # round 30: no failed guard, two backends
