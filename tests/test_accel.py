@@ -729,11 +729,36 @@ def test_small_computations_hashed_in_one_call_as_in_python(monkeypatch):
     general = fingerprint_module._hash_computation
     monkeypatch.setattr(fingerprint_module, "_hash_computation",
                         lambda cm, cc, *a: in_python.append(cc.name) or general(cm, cc, *a))
-    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    _switch(monkeypatch, True)
+    canonicalize(parse_module(text))  # (reading the maps of the others makes them again: _outcome does below)
     assert sorted(in_python) == ["main", "r2", "r3"]  # root printed first, a side effect, the entry
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
     assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
     labels = fast[3]["r4"][0]
     assert labels["s"] == "call|f32[]|to_apply=#" + fast[5]["r1"]
+
+
+@needs_native
+def test_small_computations_keep_their_hash_and_make_their_maps_again_when_read(monkeypatch):
+    """hash_small keeps a small called computation's hash, not its maps (labels, hashes, parameter numbers: 22 MiB
+    for the 13,600 reductions a side of an unrolled step); a reader gets them made again, equal to what the Python
+    path keeps, and a change inside such a computation is compared as without the accelerator."""
+    text = _small_calls_module()
+    _switch(monkeypatch, True)
+    cm = canonicalize(parse_module(text))
+    small = [cm.computations[n] for n in ("r0", "r1", "r4")]
+    assert all(cc._labels is None and cc._refill is not None for cc in small)  # hash_small's, not kept
+    assert all(cc._labels is not None for cc in (cm.computations["r2"], cm.computations["r3"], cm.entry))
+    made = {cc.name: (cc.param_ids, cc.labels, cc.anon, cc.hashes) for cc in small}
+    assert all(cc._refill is None for cc in small)  # made once
+    changed = text.replace("ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%r1", "ROOT %s = f32[] multiply(f32[] %a, "
+                           "f32[] %b)\n}\n\n%r1")
+    assert changed != text
+    fast = _diff_outcome(text, changed, True, monkeypatch)
+    assert '"multiply"' in fast[0] and fast == _diff_outcome(text, changed, False, monkeypatch)  # (now off)
+    kept = canonicalize(parse_module(text)).computations
+    assert made == {n: (kept[n].param_ids, kept[n].labels, kept[n].anon, kept[n].hashes) for n in made}
+    assert made["r4"][0] == {"a": 1, "b": 0}  # r4 reads its parameters in the other order
 
 
 @needs_native
