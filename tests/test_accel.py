@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -643,17 +644,38 @@ def test_recurring_labels_with_attributes_are_one_string(monkeypatch):
     assert again["big"] == labels["big"] and again["big"] is not labels["big"]
 
 
+def _regions_module(n: int = 30) -> str:
+    """An unrolled step's shape: n alike two-parameter reductions, each called by one reduce of the entry."""
+    regions = "".join(f"%r{k} (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+                      f"  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}}\n\n" for k in range(n))
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    body += [f"  %a{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(n)]
+    body.append(f"  ROOT %t = f32[] add(f32[] %a0, f32[] %a{n - 1})")
+    return "HloModule m\n\n" + regions + "ENTRY %main (p: f32[4]) -> f32[] {\n" + "\n".join(body) + "\n}\n"
+
+
+@needs_native
+def test_label_counts_make_the_maps_of_one_small_computation_per_hash(monkeypatch):
+    """Explain ranks earlier graphs by their label multisets (every computation's): with the maps of alike small
+    computations not kept, one of each hash makes them again (not 13,600 a graph), and the counts are the Python
+    path's."""
+    text = _regions_module()
+    _switch(monkeypatch, True)
+    cm = canonicalize(parse_module(text))
+    counts = cm.label_counts()
+    assert sum(cm.computations[f"r{k}"]._refill is None for k in range(30)) == 1
+    _switch(monkeypatch, False)
+    kept = canonicalize(parse_module(text))
+    assert counts == Counter(label for cc in kept.computations.values() for label in cc.labels.values())
+    assert sum(counts.values()) == 30 * 3 + 5  # the entry: p, z, the two reduces its root reads (dead code), the root
+
+
 @needs_native
 def test_identical_small_computations_share_their_hash_strings(monkeypatch):
     """An unrolled step calls one small reduction per block, all alike: their exact hashes and computation hashes
     are one string per text (not four per region, 4 MB a side of the 300K pair), with the values the Python path
     computes."""
-    regions = "".join(f"%r{k} (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
-                      f"  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}}\n\n" for k in range(30))
-    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
-    body += [f"  %a{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(30)]
-    body.append("  ROOT %t = f32[] add(f32[] %a0, f32[] %a29)")
-    text = "HloModule m\n\n" + regions + "ENTRY %main (p: f32[4]) -> f32[] {\n" + "\n".join(body) + "\n}\n"
+    text = _regions_module()
     fast = _outcome(text, "m.hlo", True, monkeypatch)
     assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
     monkeypatch.undo()  # the accelerator back on
