@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -643,17 +644,38 @@ def test_recurring_labels_with_attributes_are_one_string(monkeypatch):
     assert again["big"] == labels["big"] and again["big"] is not labels["big"]
 
 
+def _regions_module(n: int = 30) -> str:
+    """An unrolled step's shape: n alike two-parameter reductions, each called by one reduce of the entry."""
+    regions = "".join(f"%r{k} (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+                      f"  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}}\n\n" for k in range(n))
+    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
+    body += [f"  %a{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(n)]
+    body.append(f"  ROOT %t = f32[] add(f32[] %a0, f32[] %a{n - 1})")
+    return "HloModule m\n\n" + regions + "ENTRY %main (p: f32[4]) -> f32[] {\n" + "\n".join(body) + "\n}\n"
+
+
+@needs_native
+def test_label_counts_make_the_maps_of_one_small_computation_per_hash(monkeypatch):
+    """Explain ranks earlier graphs by their label multisets (every computation's): with the maps of alike small
+    computations not kept, one of each hash makes them again (not 13,600 a graph), and the counts are the Python
+    path's."""
+    text = _regions_module()
+    _switch(monkeypatch, True)
+    cm = canonicalize(parse_module(text))
+    counts = cm.label_counts()
+    assert sum(cm.computations[f"r{k}"]._refill is None for k in range(30)) == 1
+    _switch(monkeypatch, False)
+    kept = canonicalize(parse_module(text))
+    assert counts == Counter(label for cc in kept.computations.values() for label in cc.labels.values())
+    assert sum(counts.values()) == 30 * 3 + 5  # the entry: p, z, the two reduces its root reads (dead code), the root
+
+
 @needs_native
 def test_identical_small_computations_share_their_hash_strings(monkeypatch):
     """An unrolled step calls one small reduction per block, all alike: their exact hashes and computation hashes
     are one string per text (not four per region, 4 MB a side of the 300K pair), with the values the Python path
     computes."""
-    regions = "".join(f"%r{k} (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
-                      f"  ROOT %s = f32[] add(f32[] %x, f32[] %y)\n}}\n\n" for k in range(30))
-    body = ["  %p = f32[4] parameter(0)", "  %z = f32[] constant(0)"]
-    body += [f"  %a{k} = f32[] reduce(f32[4] %p, f32[] %z), dimensions={{0}}, to_apply=%r{k}" for k in range(30)]
-    body.append("  ROOT %t = f32[] add(f32[] %a0, f32[] %a29)")
-    text = "HloModule m\n\n" + regions + "ENTRY %main (p: f32[4]) -> f32[] {\n" + "\n".join(body) + "\n}\n"
+    text = _regions_module()
     fast = _outcome(text, "m.hlo", True, monkeypatch)
     assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
     monkeypatch.undo()  # the accelerator back on
@@ -729,11 +751,36 @@ def test_small_computations_hashed_in_one_call_as_in_python(monkeypatch):
     general = fingerprint_module._hash_computation
     monkeypatch.setattr(fingerprint_module, "_hash_computation",
                         lambda cm, cc, *a: in_python.append(cc.name) or general(cm, cc, *a))
-    fast = _outcome(text, "m.hlo", True, monkeypatch)
+    _switch(monkeypatch, True)
+    canonicalize(parse_module(text))  # (reading the maps of the others makes them again: _outcome does below)
     assert sorted(in_python) == ["main", "r2", "r3"]  # root printed first, a side effect, the entry
+    fast = _outcome(text, "m.hlo", True, monkeypatch)
     assert fast[0] == "parsed" and fast == _outcome(text, "m.hlo", False, monkeypatch)
     labels = fast[3]["r4"][0]
     assert labels["s"] == "call|f32[]|to_apply=#" + fast[5]["r1"]
+
+
+@needs_native
+def test_small_computations_keep_their_hash_and_make_their_maps_again_when_read(monkeypatch):
+    """hash_small keeps a small called computation's hash, not its maps (labels, hashes, parameter numbers: 22 MiB
+    for the 13,600 reductions a side of an unrolled step); a reader gets them made again, equal to what the Python
+    path keeps, and a change inside such a computation is compared as without the accelerator."""
+    text = _small_calls_module()
+    _switch(monkeypatch, True)
+    cm = canonicalize(parse_module(text))
+    small = [cm.computations[n] for n in ("r0", "r1", "r4")]
+    assert all(cc._labels is None and cc._refill is not None for cc in small)  # hash_small's, not kept
+    assert all(cc._labels is not None for cc in (cm.computations["r2"], cm.computations["r3"], cm.entry))
+    made = {cc.name: (cc.param_ids, cc.labels, cc.anon, cc.hashes) for cc in small}
+    assert all(cc._refill is None for cc in small)  # made once
+    changed = text.replace("ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%r1", "ROOT %s = f32[] multiply(f32[] %a, "
+                           "f32[] %b)\n}\n\n%r1")
+    assert changed != text
+    fast = _diff_outcome(text, changed, True, monkeypatch)
+    assert '"multiply"' in fast[0] and fast == _diff_outcome(text, changed, False, monkeypatch)  # (now off)
+    kept = canonicalize(parse_module(text)).computations
+    assert made == {n: (kept[n].param_ids, kept[n].labels, kept[n].anon, kept[n].hashes) for n in made}
+    assert made["r4"][0] == {"a": 1, "b": 0}  # r4 reads its parameters in the other order
 
 
 @needs_native

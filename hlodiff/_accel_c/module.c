@@ -136,8 +136,9 @@ static PyMethodDef methods[] = {
      "anon_hashes_ix(ix, insts, plain, label_fn, shape_text, shape_texts, labels, anon, call_keys[, comp_hashes]): "
      "anon_hashes over an operand-first index"},
     {"hash_small", hash_small, METH_VARARGS,
-     "hash_small(ccs, start, entry, index_min, plain, label_fn, shape_text, shape_texts, call_keys, comp_hashes) "
-     "-> (stop, instructions): a run of small called computations hashed as _hash_computation would"},
+     "hash_small(ccs, start, entry, index_min, plain, label_fn, shape_text, shape_texts, call_keys, comp_hashes[, "
+     "refill]) -> (stop, instructions): a run of small called computations hashed as _hash_computation would (with "
+     "refill, keeping only their hashes and refill)"},
     {"exact_hashes_ix", exact_hashes_ix, METH_VARARGS,
      "exact_hashes_ix(ix, labels, param_ids, hashes, root): exact_hashes over an operand-first index, keeping "
      "the root's hash and those of the nodes it does not reach"},

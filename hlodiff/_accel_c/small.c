@@ -10,7 +10,7 @@
 #include "accel.h"
 
 static PyObject *s_insts, *s_operands_map, *s_root, *s_labels, *s_anon, *s_hashes, *s_param_ids, *s_params,
-    *s_effects, *s_computation;
+    *s_effects, *s_computation, *s_refill;
 
 static int small_names(void) {
     if (s_insts != NULL) return 0;
@@ -24,7 +24,8 @@ static int small_names(void) {
     s_params = PyUnicode_InternFromString("_params");
     s_effects = PyUnicode_InternFromString("_effects");
     s_computation = PyUnicode_InternFromString("computation");
-    return s_computation == NULL ? -1 : 0;
+    s_refill = PyUnicode_InternFromString("_refill");
+    return s_computation == NULL || s_refill == NULL ? -1 : 0;
 }
 
 /* Whether the result of a call is Python's True (consumed); -1 on error. */
@@ -101,9 +102,11 @@ done:
 }
 
 /* One computation: 1 hashed, 0 not for this path (nothing changed), -1 error. */
+/* With refill (not None), the computation's maps are made here and dropped after its hash: the computation keeps
+   refill, which makes them again when something reads them (CanonicalComputation._facts). */
 static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int plain, PyObject *label_fn,
                     PyObject *shape_text, PyObject *shape_texts, PyObject *call_keys, PyObject *comp_hashes,
-                    Py_ssize_t *size) {
+                    PyObject *refill, Py_ssize_t *size) {
     if (cc == entry) return 0;
     int done = -1;
     PyObject *insts = NULL, *operands = NULL, *root = NULL, *labels = NULL, *anon = NULL, *hashes = NULL;
@@ -120,8 +123,11 @@ static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int pla
     Py_XDECREF(args);
     if (done != 1) goto out; /* not printed operand-first: the Python path sorts it */
     done = -1;
-    if ((root = PyObject_GetAttr(cc, s_root)) == NULL || (labels = PyObject_GetAttr(cc, s_labels)) == NULL ||
-        (anon = PyObject_GetAttr(cc, s_anon)) == NULL || (hashes = PyObject_GetAttr(cc, s_hashes)) == NULL ||
+    int kept = refill == Py_None;
+    if ((root = PyObject_GetAttr(cc, s_root)) == NULL ||
+        (labels = kept ? PyObject_GetAttr(cc, s_labels) : PyDict_New()) == NULL ||
+        (anon = kept ? PyObject_GetAttr(cc, s_anon) : PyDict_New()) == NULL ||
+        (hashes = kept ? PyObject_GetAttr(cc, s_hashes) : PyDict_New()) == NULL ||
         (order = PyDict_Keys(operands)) == NULL)
         goto out;
     args = Py_BuildValue("(OOOOOOOOOOO)", order, insts, operands, plain ? Py_True : Py_False, label_fn, shape_text,
@@ -130,7 +136,8 @@ static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int pla
     Py_XDECREF(args);
     if (r == NULL) goto out;
     Py_DECREF(r);
-    if ((ids = param_numbers(insts, params)) == NULL || PyObject_SetAttr(cc, s_param_ids, ids) < 0) goto out;
+    if ((ids = param_numbers(insts, params)) == NULL || (kept && PyObject_SetAttr(cc, s_param_ids, ids) < 0))
+        goto out;
     args = PyTuple_Pack(5, order, labels, operands, ids, hashes);
     r = args ? exact_hashes(NULL, args) : NULL;
     Py_XDECREF(args);
@@ -138,7 +145,7 @@ static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int pla
     Py_DECREF(r);
     if ((h = computation_hash(hashes, root, labels, ids, params)) == NULL ||
         (comp = PyObject_GetAttr(cc, s_computation)) == NULL || (name = PyObject_GetAttr(comp, s_name)) == NULL ||
-        PyDict_SetItem(comp_hashes, name, h) < 0)
+        PyDict_SetItem(comp_hashes, name, h) < 0 || (!kept && PyObject_SetAttr(cc, s_refill, refill) < 0))
         goto out;
     *size += PyDict_GET_SIZE(insts);
     done = 1;
@@ -159,23 +166,24 @@ out:
     return done;
 }
 
-/* hash_small(ccs, start, entry, index_min, plain, label_fn, shape_text, shape_texts, call_keys, comp_hashes)
-   -> (stop, instructions): hashes ccs[start:stop], each as _hash_computation would, and stops at the first it does
-   not take (the entry, a computation of index_min instructions or more, one with a side effect or not printed
-   operand-first), which the caller hashes in Python before calling again. */
+/* hash_small(ccs, start, entry, index_min, plain, label_fn, shape_text, shape_texts, call_keys, comp_hashes[,
+   refill]) -> (stop, instructions): hashes ccs[start:stop], each as _hash_computation would, and stops at the first
+   it does not take (the entry, a computation of index_min instructions or more, one with a side effect or not
+   printed operand-first), which the caller hashes in Python before calling again. With refill, each keeps its
+   computation hash only (and refill, to make its maps again). */
 PyObject *hash_small(PyObject *self, PyObject *args) {
-    PyObject *ccs, *entry, *label_fn, *shape_text, *shape_texts, *call_keys, *comp_hashes;
+    PyObject *ccs, *entry, *label_fn, *shape_text, *shape_texts, *call_keys, *comp_hashes, *refill = Py_None;
     Py_ssize_t start, index_min;
     int plain;
-    if (!PyArg_ParseTuple(args, "O!nOnpOOO!O!O!", &PyList_Type, &ccs, &start, &entry, &index_min, &plain, &label_fn,
-                          &shape_text, &PyDict_Type, &shape_texts, &PyFrozenSet_Type, &call_keys, &PyDict_Type,
-                          &comp_hashes))
+    if (!PyArg_ParseTuple(args, "O!nOnpOOO!O!O!|O", &PyList_Type, &ccs, &start, &entry, &index_min, &plain,
+                          &label_fn, &shape_text, &PyDict_Type, &shape_texts, &PyFrozenSet_Type, &call_keys,
+                          &PyDict_Type, &comp_hashes, &refill))
         return NULL;
     if (small_names() < 0) return NULL;
     Py_ssize_t i = start < 0 ? 0 : start, size = 0;
     for (; i < PyList_GET_SIZE(ccs); i++) {
         int rc = hash_one(PyList_GET_ITEM(ccs, i), entry, index_min, plain, label_fn, shape_text, shape_texts,
-                          call_keys, comp_hashes, &size);
+                          call_keys, comp_hashes, refill, &size);
         if (rc < 0) return NULL;
         if (rc == 0) break;
     }

@@ -29,10 +29,7 @@ class Candidates:
         key = id(cm)
         found = self._signatures.get(key)
         if found is None:
-            counts: Counter = Counter()
-            if cm is not None:
-                for cc in cm.computations.values():
-                    counts.update(cc.labels.values())
+            counts: Counter = cm.label_counts() if cm is not None else Counter()
             found = self._signatures[key] = (counts, sum(counts.values()))
         return found
 

@@ -10,8 +10,9 @@ Normalization passes (:mod:`hlodiff.graph.passes`) rewrite these graphs in place
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from hlodiff.accel import native
 from hlodiff.hlo.attributes import CALL_KEYS, Metadata, called_computations, parse_metadata
@@ -74,13 +75,14 @@ class CanonicalComputation:
     insts: dict[str, Instruction]
     operands: dict[str, tuple[str, ...]]
     root: str
-    param_ids: dict[str, int] = field(default_factory=dict)  # canonical parameter numbers
-    # Exact Merkle hashes of nodes' subgraphs: the root's and those of the nodes the root does not reach (all that
-    # is read: the root's holds the others'); small computations, and graphs hashed without the accelerator's
-    # index, keep every node's.
-    hashes: dict[str, str] = field(default_factory=dict)
-    anon: dict[str, str] = field(default_factory=dict)  # the same with parameters known by shape only
-    labels: dict[str, str] = field(default_factory=dict)  # the node's own comparable text
+    # The per-node facts hashing fills, read through the properties below (param_ids, hashes, anon, labels): made
+    # on first use, and for a small called computation hashed with the accelerator not kept at all, made again
+    # by _refill when something reads them (see _facts)
+    _param_ids: dict[str, int] | None = None
+    _hashes: dict[str, str] | None = None
+    _anon: dict[str, str] | None = None
+    _labels: dict[str, str] | None = None
+    _refill: "Callable[[CanonicalComputation], None] | None" = None
     # Dropped by passes (kept for reports), through remove_instruction: one shared read-only empty dict until then
     # (most computations lose nothing: 13,600 small reductions a side of an unrolled 300K-instruction step)
     removed: dict[str, Instruction] = field(default_factory=lambda: NO_ATTRIBUTES)
@@ -98,6 +100,52 @@ class CanonicalComputation:
     @property
     def name(self) -> str:
         return self.computation.name
+
+    @property
+    def param_ids(self) -> dict[str, int]:
+        """Canonical parameter numbers."""
+        if self._param_ids is None:
+            self._facts()
+        return self._param_ids
+
+    @param_ids.setter
+    def param_ids(self, ids: dict[str, int]) -> None:
+        if self._param_ids is None:
+            self._facts()
+        self._param_ids = ids
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        """Exact Merkle hashes of nodes' subgraphs: the root's and those of the nodes the root does not reach (all
+        that is read: the root's holds the others'); small computations, and graphs hashed without the
+        accelerator's index, keep every node's."""
+        if self._hashes is None:
+            self._facts()
+        return self._hashes
+
+    @property
+    def anon(self) -> dict[str, str]:
+        """The same with parameters known by shape only."""
+        if self._anon is None:
+            self._facts()
+        return self._anon
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Each node's own comparable text."""
+        if self._labels is None:
+            self._facts()
+        return self._labels
+
+    def _facts(self) -> None:
+        """Empty maps for hashing to fill; or, for a small called computation whose maps hashing did not keep, the
+        maps made again by the same steps. Why: an unrolled step calls one small reduction per block (13,600 a
+        side of the 300K pair), whose four maps cost 22 MiB for both sides and are read for the few a report
+        shows; the computation's hash, all that comparing reads of the others, is kept (issue 34, memory)."""
+        refill, self._refill = self._refill, None
+        self._param_ids, self._hashes, self._anon, self._labels = {}, {}, {}, {}
+        if refill is not None:
+            refill(self)
 
     @property
     def graph(self) -> "nx.DiGraph":
@@ -159,6 +207,24 @@ class CanonicalModule:
     computation_hashes: dict[str, str] = field(default_factory=dict)
     fingerprint: str = ""
     _metadata: dict[int, Metadata] = field(default_factory=dict)
+
+    def label_counts(self) -> "Counter[str]":
+        """How many nodes of every computation carry each label. A small called computation whose maps hashing
+        did not keep counts as the first of its hash did (equal hashes, equal labels: every node the root does
+        not reach is a parameter, and the hash holds their labels), so an unrolled step's 13,600 reductions make
+        their maps again once, not each (explain's candidate ranking reads this for every compiled graph)."""
+        counts: Counter[str] = Counter()
+        by_hash: dict[str, Counter[str]] = {}
+        for cc in self.computations.values():
+            if cc._refill is None:
+                counts.update(cc.labels.values())
+                continue
+            key = self.computation_hashes[cc.name]
+            same = by_hash.get(key)
+            if same is None:
+                same = by_hash[key] = Counter(cc.labels.values())
+            counts.update(same)
+        return counts
 
     def metadata(self, inst: Instruction) -> Metadata:
         """Typed metadata of an instruction (cached; empty when absent or unreadable)."""

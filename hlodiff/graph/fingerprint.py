@@ -84,11 +84,12 @@ def _hash_computations(cm: CanonicalModule, ccs: list[CanonicalComputation], sha
     around the C loops cost more than the loops (13,600 computations a side of the 300K pair)."""
     small = native is not None and cm.options.dead_code  # (with dead code kept, every node is hashed twice)
     plain = cm.options.names and cm.options.metadata
+    refill = functools.partial(_refill_small, _hashing_context(cm), shape_text) if small else None
     i = 0
     while i < len(ccs):
         if small:
             i, hashed = native.hash_small(ccs, i, cm.entry, INDEX_MIN, plain, label_fn, shape_text, shape_text.by_id,
-                                          _CALL_KEYS, cm.computation_hashes)
+                                          _CALL_KEYS, cm.computation_hashes, refill)
             bar.advance(hashed)
             if i == len(ccs):
                 break
@@ -96,6 +97,23 @@ def _hash_computations(cm: CanonicalModule, ccs: list[CanonicalComputation], sha
         _hash_computation(cm, cc, shape_text, label_fn)
         bar.advance(len(cc.insts))
         i += 1
+
+
+def _hashing_context(cm: CanonicalModule) -> CanonicalModule:
+    """What hashing reads of a module (its options, entry and computations' hashes: the same objects) without its
+    computations: held by the small computations whose maps hash_small did not keep, where the module itself
+    would make a reference cycle (comparing pauses the cyclic collector: a module would outlive its use)."""
+    return CanonicalModule(cm.module, cm.options, {}, cm.entry, computation_hashes=cm.computation_hashes)
+
+
+def _refill_small(context: CanonicalModule, shape_text, cc: CanonicalComputation) -> None:
+    """A small computation's labels, hashes and parameter numbers made again, when something reads them: the
+    steps hash_small took (they are _hash_computation's), on the graph it hashed (no pass rewrites a graph after
+    hashing), so the same maps. Its hash stays the object hash_small made (equal computations share one)."""
+    kept = context.computation_hashes[cc.name]
+    _hash_computation(context, cc, shape_text, functools.partial(_label, context, shape_text=shape_text))
+    assert context.computation_hashes[cc.name] == kept, cc.name
+    context.computation_hashes[cc.name] = kept
 
 
 def fingerprint(module: Module, options: Normalization = Normalization()) -> str:
