@@ -403,12 +403,6 @@ WRONG_NOW = {
     # lhs_contracting_dims changed, with a transpose beside it), an accurate kind; line, fix and exit are right
     "torch_xla/r32_tx_einsum_eq_per_type": "kind: attribute (lhs_contracting_dims on the dot; the truth lists ops, "
                                            "layout)",
-    # round 32 (blind): the control's captured run really compiled a third time at step 6, the same HLO with 4
-    # parameters donated: under `hlodiff record` (reproduced twice) and not in a plain run with the same flags and
-    # dumps, so the recorder's sync hook likely held or released the tensors. The headline says what it saw and what
-    # to check (aliasing_torch_same_program), no wrong fix; the truth wants no headline
-    "torch_xla/r32_tx_spmd_metric_after_sync_control": "kind: aliasing (a donation-only recompilation the recorder "
-                                                       "likely caused; exit 1)",
     # round 32 (blind): the counts the script walks (2,3,2,4,3,2,4,3) are periodic from step 1 with period 3 by the
     # script's own choice, so "periodic" is a fair reading of the run; the truth asked "recurring"
     "torch_xla/r32_tx_subbatch_count_stack": "pattern: periodic (the script's counts repeat with period 3)",

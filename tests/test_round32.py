@@ -25,7 +25,7 @@ def _aliasing(doc: dict) -> list[dict]:
 def test_donation_alone_on_the_same_program_says_what_to_check():
     """The HLO is identical: the step updates the same tensors in place on both sides, so the in-place row's "on
     some steps only ... every step" is false here; what differed is what held the tensors at the sync."""
-    doc = _doc(TX / "r32_tx_spmd_metric_after_sync_control" / "record")
+    doc = _doc(TX / "r32_tx_spmd_metric_after_sync_control" / "record_first_try")
     (cause,) = _aliasing(doc)
     assert cause["fix_rule"] == "aliasing_torch_same_program"
     assert "every step" not in cause["fix"] and "check what holds them" in cause["fix"]
