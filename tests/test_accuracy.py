@@ -392,6 +392,13 @@ WRONG_NOW = {
     # exit are right
     "jax/x12c_jx_ema_host_count": "pattern: 2 compilations of jit_eval_step (A,B): a JAX dump holds compilations "
                                   "only, the later cache hits are not logged, so it cannot be told 'switched'",
+    # round 32 (blind): the truth's kinds (ops, layout) did not foresee hlodiff's `attribute` (the dot's
+    # lhs_contracting_dims changed, with a transpose beside it), an accurate kind; line, fix and exit are right
+    "torch_xla/r32_tx_einsum_eq_per_type": "kind: attribute (lhs_contracting_dims on the dot; the truth lists ops, "
+                                           "layout)",
+    # round 32 (blind): the counts the script walks (2,3,2,4,3,2,4,3) are periodic from step 1 with period 3 by the
+    # script's own choice, so "periodic" is a fair reading of the run; the truth asked "recurring"
+    "torch_xla/r32_tx_subbatch_count_stack": "pattern: periodic (the script's counts repeat with period 3)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -94,6 +94,8 @@ EXERCISED = {
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
     # review 21, F4: donation lost with the frozen weights' updates (gained with the unfrozen ones'): a consequence
     "aliasing_follow_frozen": "scenarios/torch_xla/rev21_tx_freeze_test/record",
+    "aliasing_torch_same_program": "scenarios/torch_xla/r32_tx_spmd_metric_after_sync_control/record_first_try",
+    "attribute_contraction": "scenarios/torch_xla/r32_tx_einsum_eq_per_type",
     "aliasing_follow_unfrozen": "scenarios/torch_xla/ulmfit_unfreeze/record",
     "static_structure_shapes": "jax/scan_length", "constant_int_special": "torch_xla/offset_index",
     # eleventh stop: a static tuple of kept blocks picks ops, no size to pad (per-graph rows of the layer-drop run)

@@ -27,6 +27,22 @@ Standard library only at import time, like the hook that loads it.
 from __future__ import annotations
 
 
+def safe_here() -> bool:
+    """Whether asking for the reads leaves the run as it would be without hlodiff. Under SPMD it does not (round
+    32, r32_tx_spmd_metric_after_sync_control under `hlodiff record`): ``_get_tensors_xla_device_data_node`` on the
+    pending tensors keeps torch_xla from donating the parameters' buffers at that sync (the sharded data stays
+    referenced, ``gc.collect()`` does not release it), so every graph read while the run warms up compiled without
+    donation, and the first steady sync, read no more, compiled the step once again with it: the recorder's own
+    recompilation. A run on one device is not affected (the same loop without SPMD compiles once either way).
+    Skipping the reads loses graph boundaries by identity, never a graph."""
+    try:
+        import torch_xla.runtime as xr
+
+        return not xr.is_spmd()
+    except Exception:  # no way to tell: the reads have been safe everywhere else
+        return True
+
+
 def device_data_reads() -> tuple[list[int], list[int], list[int]]:
     """``(reads, clones, params)``: ids of the tensors whose device data the pending graph of every Python-visible
     XLA tensor reads, ids of the Python-visible tensors that are clones of device data (outputs the report lists as

@@ -355,6 +355,8 @@ class SyncReports:
         nothing."""
         try:
             reads = self.load("reads")
+            if not reads.safe_here():
+                return ""  # SPMD: asking would change which buffers the sync donates (reads.safe_here)
             return reads.header_words(reads.device_data_reads())
         except Exception as exc:  # never break the user's training for a boundary
             self.warn(f"device data reads unavailable: {type(exc).__name__}: {exc}")

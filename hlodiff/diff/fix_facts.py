@@ -78,8 +78,10 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   changed where it starts off 0: a box placed and sized per step), ``prefix_of_fixed`` (a prefix slice whose operand
   keeps its size: ``{full}``, :mod:`hlodiff.diff.slice_facts`), ``format_switch`` (one input gone and one come, an
   integer and a float tensor of other ranks: ``{formats}``, :mod:`hlodiff.diff.input_formats`),
-  ``dims_attr``, ``precision_attr`` (only operand_precision/algorithm changed: a matmul precision setting),
-  ``donates_added_inputs``, ``library_casts`` (torch_xla: converts between floating types made by library code came
+  ``dims_attr``, ``contraction_attr`` (only a dot's contracting/batch dimensions changed),
+  ``precision_attr`` (only operand_precision/algorithm changed: a matmul precision setting),
+  ``donates_added_inputs``, ``donation_only`` (an aliasing cause whose HLO is identical: only donation differs),
+  ``library_casts`` (torch_xla: converts between floating types made by library code came
   with a dtype change, on one side only: autocast's casts, :mod:`hlodiff.diff.autocast`); ``is:<kind>`` names the cause's own kind.
 """
 

@@ -1368,6 +1368,15 @@ RULES: tuple[FixRule, ...] = (
           "a Python int is baked in as a slice bound (`x[:, i]`): index with a device tensor (torch.index_select)"),
     _rule("attribute_dims", "attribute", "dims_attr",
           "an op's dimensions follow a Python value that changes: keep them fixed across steps"),
+    # round 32 (r32_tx_einsum_eq_per_type): only a dot's contracting/batch dimensions changed: the same operands
+    # multiplied along other axes (an einsum equation chosen per batch kind, a transpose folded into the dot). A
+    # dimension number is not a value a tensor could carry: "pass it as a tensor" would send the user nowhere
+    _rule("attribute_contraction", "attribute", "contraction_attr",
+          "a matmul now contracts other axes of the same operands (the dot's contracting/batch dimensions "
+          "changed, usually with a transpose beside it): an einsum equation, a transpose/permute or an operand "
+          "order chosen in Python per step; give the data one layout (permute it once, where the batches are "
+          "made) so one equation and one graph serve every step, or keep one graph per choice if the choices are "
+          "few and deliberate (each compiles once)"),
     _rule("attribute_matmul_precision_jax", "attribute", "precision_attr jax",
           "the matmul precision differs (operand_precision on dot: jax_default_matmul_precision, "
           "JAX_DEFAULT_MATMUL_PRECISION, or precision= on the op): use the same setting for both"),
@@ -1903,6 +1912,15 @@ RULES: tuple[FixRule, ...] = (
           "follows from the outputs added above: torch_xla donates the buffers of tensors the step overwrites "
           "(XLA_ENABLE_PARAM_ALIASING), and the parameters it now trains (unfrozen, or added to the optimizer) are "
           "overwritten from here on: it comes and goes with that change, nothing of its own to change"),
+    # round 32 (r32_tx_spmd_metric_after_sync_control): the HLO is identical on both sides, so the step updates the
+    # same tensors in place on both: the program is not what changed. torch_xla donates a buffer only when no other
+    # reference holds the tensor at the sync, so what held the parameters differed; say what was seen, what to check
+    _rule("aliasing_torch_same_program", "aliasing", "torch_xla donation_only",
+          "the program is the same on both sides; only which buffers torch_xla donated differs (it donates a "
+          "tensor's buffer to the step's outputs only when nothing else holds a reference to that tensor at the "
+          "sync; XLA_ENABLE_PARAM_ALIASING): something held these tensors at one sync and not at the other (a "
+          "reference kept by a hook, a logger, a profiler or another tool, a closure, or garbage not yet "
+          "collected); check what holds them around that step. Each donation set compiles once, then is reused"),
     _rule("aliasing_torch", "aliasing", "torch_xla",
           "torch_xla decides donation itself (it donates the buffers of tensors the step overwrites in place; "
           "XLA_ENABLE_PARAM_ALIASING): a tensor updated in place (add_, copy_, optimizer state) on some steps only "

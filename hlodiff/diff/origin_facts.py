@@ -153,6 +153,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
         facts.add("slice_attr")
     if keys & {"dimensions", "sizes", "padding", "window"}:
         facts.add("dims_attr")
+    if keys and keys <= _CONTRACTION_KEYS:
+        facts.add("contraction_attr")  # round 32: a dot multiplies along other axes (an einsum equation per batch)
     if keys and keys <= _PRECISION_KEYS:
         facts.add("precision_attr")  # review F9: a matmul precision setting, no Python value of the program
     if _width_shared(cause):
@@ -175,6 +177,8 @@ def _origin_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> N
     args["where"] = f"; {where}" if where else ""
     if _donates_added_inputs(cause, ctx):
         facts.add("donates_added_inputs")
+    if cause.kind == "aliasing" and cause.hlo_identical:
+        facts.add("donation_only")  # round 32: the same program, only which buffers were donated differs
 
 
 def _dims(shape: str) -> list[int | None] | None:
@@ -275,6 +279,9 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
 
 
 _PRECISION_KEYS = frozenset({"operand_precision", "algorithm"})
+_CONTRACTION_KEYS = frozenset({"lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims"})
+"""A dot's dimension numbers: which axes of the same operands are multiplied and summed (an einsum equation, a
+transpose or operand order picked in Python), not a size (round 32, r32_tx_einsum_eq_per_type)."""
 """Attributes a matmul precision setting writes on dot/convolution (``precision=``, jax_default_matmul_precision)."""
 _INTS = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}
 _LOW_NAMES = {"bf16", "f16", "f8e4m3fn", "f8e5m2"}

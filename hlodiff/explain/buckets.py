@@ -211,14 +211,29 @@ def comes_back(seen: list[int]) -> bool:
 def already_bucketed(values: tuple[tuple[int, int], ...]) -> bool:
     """A few sizes (at most 8) that look chosen rather than raw: all multiples of 8, or spread apart (each at
     least 30 % above the one below) and each reused (executed more than once). What padding to a few buckets
-    gives: one graph per bucket, reused. Raw sizes are dense (5, 6, 7, ...) or seen once (a short last batch)."""
+    gives: one graph per bucket, reused. Raw sizes are dense (5, 6, 7, ...; :func:`consecutive`) or seen once (a
+    short last batch)."""
     if len(values) > MAX_ALIGNED_VALUES:
         return False
     if all(v % ALIGNED == 0 for v, _ in values):
         return True
     sizes = [v for v, _ in values]
+    if consecutive(sizes):
+        return False
     spread = all(b >= SPREAD * a for a, b in zip(sizes, sizes[1:]))
     return spread and all(n >= 2 for _, n in values)
+
+
+MIN_CONSECUTIVE = 3
+"""Fewest sizes that, filling a range with no gap (2, 3, 4), read as counts the data set rather than a plan."""
+
+
+def consecutive(sizes: list[int]) -> bool:
+    """Round 32 (r32_tx_subbatch_count_stack: 2, 3 or 4 sub-batches stacked per step): at least
+    :data:`MIN_CONSECUTIVE` sizes that fill a range of integers with no gap are the data's own counts (how many
+    sub-batches, crops or items came), not sizes someone chose to pad to; small counts pass the "spread apart" test
+    of :func:`already_bucketed` (3 is 1.5 times 2) only because they are small. Sorted, distinct sizes."""
+    return len(sizes) >= MIN_CONSECUTIVE and sizes[-1] - sizes[0] == len(sizes) - 1
 
 
 def least_padding(values: tuple[tuple[int, int], ...]) -> tuple[list[tuple[int, float]], dict[int, tuple[int, ...]]]:
