@@ -79,7 +79,7 @@ class SaveTensorsFollower(Follower):
 
     def poll(self) -> list[GraphRecord]:
         from hlodiff.dumps._io import lines
-        from hlodiff.dumps.save_tensors import _Scanner
+        from hlodiff.dumps.save_tensors_scanner import SaveTensorsScanner
 
         size = _grown(self.source, self.offset)
         if size <= self.offset:
@@ -91,7 +91,7 @@ class SaveTensorsFollower(Follower):
         chunk = data[:cut]
         records = []
         if chunk.strip():
-            scanner = _Scanner(self.source, self.source, False, self.warnings)
+            scanner = SaveTensorsScanner(self.source, self.source, False, self.warnings)
             try:
                 records = list(scanner.run(lines(io.BytesIO(chunk), self.source, self.warnings, skip_long=True)))
             except HlodiffError as err:  # damage in whole entries (not a half-written one): said once, read past
