@@ -11,7 +11,6 @@ arguments; the row's text is the fix.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 from hlodiff.diff.fix_facts import Evidence, evidence
@@ -329,38 +328,6 @@ class FixChoice:
 class _Missing(dict):
     def __missing__(self, key: str) -> str:
         return "?"
-
-
-def producer_from_name(module_name: str) -> str | None:
-    """``torch_xla`` or ``jax`` from the module name their tracers give (``SyncTensorsGraph.76``, ``IrToHlo.52``,
-    ``jit_step``); None when the name says neither."""
-    if module_name.startswith(("SyncTensorsGraph", "IrToHlo")):
-        return "torch_xla"
-    if module_name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
-        return "jax"
-    return None
-
-
-_JAX_OP_NAME = re.compile(r'op_name="(jit|pjit|pmap|xla_computation)\(')
-_TORCH_OP_TYPE = re.compile(r'op_type="(aten__|xla__)')
-
-
-def producer_of(module) -> str | None:
-    """``torch_xla`` or ``jax`` for a parsed module: its name, else its instructions' metadata (JAX writes
-    ``op_name="jit(step)/..."``, torch_xla ``op_type="aten__..."``), so a renamed module still gets fixes in its
-    framework's words. None when neither shows (then fixes use words of both)."""
-    found = producer_from_name(module.name or "")
-    if found is not None:
-        return found
-    for n, (_, inst) in enumerate(module.instructions()):
-        if n >= 512:
-            break
-        meta = inst.attrs.get("metadata") or ""
-        if _JAX_OP_NAME.search(meta):
-            return "jax"
-        if _TORCH_OP_TYPE.search(meta):
-            return "torch_xla"
-    return None
 
 
 _LAYOUT_ONLY = frozenset({"transpose", "copy", "bitcast"})
