@@ -184,7 +184,13 @@ class FixContext:
     (:func:`hlodiff.explain.added_parameters.state_added`): a state begun late (a queue), not parameters."""
     trains: bool = False
     """The tensors added are trained, not only updated (:func:`hlodiff.explain.fix_evidence.trains_new_tensors`):
-    a new weight gradient (dot, convolution), or new inputs that feed the step's own work. An EMA has neither."""
+    ``gradient_added`` or ``feeds_step``. An EMA has neither."""
+    gradient_added: bool = False
+    """The graph adds a dot or convolution (:func:`hlodiff.explain.fix_evidence.gradient_op_added`): a new weight
+    gradient, or any new matmul (a queue read for negatives adds one)."""
+    feeds_step: bool = False
+    """An input the graph adds reaches work both graphs have (:func:`hlodiff.explain.fix_evidence.
+    new_inputs_feed_step`): the new tensors feed the step itself, not only their own update."""
     updates_removed: bool = False
     """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
     the model stopped training (frozen)."""
