@@ -25,7 +25,7 @@ files that are new since the last one; a file that could not be read yet is not 
 def module_files(dump: str) -> dict[int, list]:
     """Module number -> its HLO files (:class:`hlodiff.dumps.xla_dump.DumpFile`), in stage order, listed now; a
     module file is opened once (to read its ``HloModule`` line), at the first poll that sees it."""
-    from hlodiff.dumps.xla_dump import DumpFile, _NAME_RE, _NOT_HLO_SUFFIXES, _read_dump_file
+    from hlodiff.dumps.xla_dump import DumpFile, MODULE_NAME_RE, NOT_HLO_SUFFIXES, read_dump_file
 
     out: dict[int, list] = {}
     try:
@@ -33,15 +33,15 @@ def module_files(dump: str) -> dict[int, list]:
     except OSError:
         return out
     for entry in entries:
-        m = _NAME_RE.match(entry.name)
-        if m is None or "thunk" in entry.name or m.group(2).endswith(_NOT_HLO_SUFFIXES):
+        m = MODULE_NAME_RE.match(entry.name)
+        if m is None or "thunk" in entry.name or m.group(2).endswith(NOT_HLO_SUFFIXES):
             continue
         if entry.path not in _KNOWN_FILES:
             if not entry.is_file() or b"\n" not in read_range(entry.path, 0, 1 << 16):
                 continue  # its HloModule line is not whole yet: looked at again next time
             if len(_KNOWN_FILES) > 1 << 16:
                 _KNOWN_FILES.clear()
-            _KNOWN_FILES[entry.path] = _read_dump_file(entry.path, int(m.group(1)), m.group(2))
+            _KNOWN_FILES[entry.path] = read_dump_file(entry.path, int(m.group(1)), m.group(2))
         found = _KNOWN_FILES[entry.path]
         if found is not None:
             out.setdefault(found.module_number, []).append(found)
