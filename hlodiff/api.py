@@ -66,7 +66,8 @@ def compare_refs(left_ref: str, right_ref: str, *, options: Normalization = Norm
 
         adopt_pair_fixes(diff, left, right, _explained(_one_run_path(left_ref, right_ref), stage))
     if _two_runs(left_ref, right_ref):
-        from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
+        from hlodiff.diff.fixes import FixContext, apply_fixes
+        from hlodiff.hlo.producer import producer_of
 
         for cause in diff.causes:  # decided again knowing the graphs are two runs', not two steps of one
             if cause.fix_rule is not None and not cause.fix_is_final:

@@ -127,7 +127,7 @@ class LiveRun:
         """Which guard trees Dynamo's text logs have written in full (:class:`~hlodiff.explain.live_dynamo.
         GuardTrees`): the new whole lines of each log, read once."""
         from hlodiff.dumps.dynamo_guards import guard_tree_lines
-        from hlodiff.dumps.follow import _read
+        from hlodiff.dumps.follower_base import read_range
 
         for p in self.run.inputs.dynamo_logs:
             if not os.path.isfile(p):
@@ -136,7 +136,7 @@ class LiveRun:
             size = os.path.getsize(p)
             if size <= start:
                 continue
-            data = _read(p, start, size)
+            data = read_range(p, start, size)
             end = data.rfind(b"\n") + 1
             self.tree_read[p] = start + end
             for cid, ends_tree in guard_tree_lines(data[:end]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from helpers import FIXTURES, capture_argv, cli, cli_json
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, _failure
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GraphBreak, guard_failure
 from hlodiff.explain.dynamo_log_findings import recompiles_of
 
 DYNAMO_SCENARIOS = FIXTURES / "scenarios" / "dynamo"
@@ -58,6 +58,6 @@ def guard_recompiles(*guards: str, function: str = "f", breaks: list[GraphBreak]
     """Dynamo's findings for one frame compiled once, then again once per guard: the n-th recompilation failed the
     n-th guard against the compile before it. Each guard's text is read as Dynamo's log reader reads it (a trailing
     ``# code  # file:line in fn`` comment is the guard's source line)."""
-    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", function, failures=[_failure(f"0/{n}", g)])
+    compiles = [DynamoCompile("0/0")] + [DynamoCompile(f"0/{n + 1}", function, failures=[guard_failure(f"0/{n}", g)])
                                          for n, g in enumerate(guards)]
     return recompiles_of(DynamoLog("x", "text", compiles, graph_breaks=breaks or [], limit_hits=limit_hits or []))

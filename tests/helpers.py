@@ -218,6 +218,13 @@ def capture_argv(path: str) -> list[str]:
     return [str(folder / "dump")]
 
 
+def cost_of_text(tmp_path: Path, text: str, name: str = "run.hlo") -> dict:
+    """``hlodiff cost --json`` on one HLO module written as ``name`` under ``tmp_path`` (a hand-made loop or step)."""
+    path = tmp_path / name
+    path.write_text(text)
+    return cli_json("cost", str(path), codes=(0,))
+
+
 def cost_scenario(name: str) -> dict:
     """``hlodiff cost --json`` on the cost scenario ``name`` (fixtures/scenarios/cost/): its record folder, or its dump
     with the JAX log beside it, as score_cost.py reads it."""

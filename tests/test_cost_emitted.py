@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import cli_json, cost_of_text
 
 COST = FIXTURES / "scenarios" / "cost"
 
@@ -60,15 +60,11 @@ ENTRY main {{
 """
 
 
-def _cost(tmp_path, text: str) -> dict:
-    path = tmp_path / "run.hlo"
-    path.write_text(text)
-    return cli_json("cost", str(path), codes=(0,))
 
 
 @pytest.mark.parametrize("fused", [False, True])
 def test_a_carried_buffer_written_whole_into_the_stacked_output_is_a_copy_per_iteration(tmp_path, fused):
-    doc = _cost(tmp_path, _loop(fused=fused))
+    doc = cost_of_text(tmp_path, _loop(fused=fused))
     (lbc,) = doc["graphs"][0]["loop_buffer_copies"]
     assert (lbc["shape"], lbc["emitted"], lbc["shift"], lbc["masked"], lbc["bytes_per_iteration"]) == (
         "f32[4,2]", True, False, False, 32)
@@ -80,7 +76,7 @@ def test_a_carried_buffer_written_whole_into_the_stacked_output_is_a_copy_per_it
 @pytest.mark.parametrize("fused", [False, True])
 def test_a_row_emitted_as_the_stacked_output_is_no_finding(tmp_path, fused):
     """scan's own idiom (ys = the row): the stacked output grows by a row, nothing is copied whole."""
-    doc = _cost(tmp_path, _loop(emitted="row", fused=fused))
+    doc = cost_of_text(tmp_path, _loop(emitted="row", fused=fused))
     assert doc["graphs"][0]["loop_buffer_copies"] == [] and doc["headline"] is None
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import cli_json, cost_of_text
 from hlodiff.cost.buffer_writes import MASKED_WRITE_OPCODES
 
 COST = FIXTURES / "scenarios" / "cost"
@@ -65,16 +65,12 @@ ENTRY main {{
 """
 
 
-def _cost(tmp_path, text: str) -> dict:
-    path = tmp_path / "fill.hlo"
-    path.write_text(text)
-    return cli_json("cost", str(path), codes=(0,))
 
 
 @pytest.mark.parametrize("op", MASKED_WRITE_OPCODES)
 @pytest.mark.parametrize("fused", [False, True])
 def test_each_masked_write_of_one_position_rewrites_the_carried_buffer_whole(tmp_path, op, fused):
-    doc = _cost(tmp_path, _loop(op, fused=fused))
+    doc = cost_of_text(tmp_path, _loop(op, fused=fused), "fill.hlo")
     (lbc,) = doc["graphs"][0]["loop_buffer_copies"]
     assert (lbc["shape"], lbc["masked"], lbc["shift"], lbc["bytes_per_iteration"]) == ("f32[4,2]", True, False, 32)
     head = doc["headline"]
@@ -87,7 +83,7 @@ def test_each_masked_write_of_one_position_rewrites_the_carried_buffer_whole(tmp
     {"written": "whole"},         # a branch computed whole (an RNN's where(mask, h_new, h)): the work itself
 ])
 def test_a_mask_from_data_or_a_whole_new_value_is_no_finding(tmp_path, lookalike):
-    doc = _cost(tmp_path, _loop("select", **lookalike))
+    doc = cost_of_text(tmp_path, _loop("select", **lookalike), "fill.hlo")
     assert doc["graphs"][0]["loop_buffer_copies"] == [] and doc["headline"] is None
 
 

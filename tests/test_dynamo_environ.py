@@ -8,7 +8,7 @@ from __future__ import annotations
 from helpers import FIXTURES, cli, cli_json
 
 from hlodiff.dumps.dynamo_guards import _user_line_above
-from hlodiff.dumps.dynamo_log import _failure
+from hlodiff.dumps.dynamo_log import guard_failure
 from hlodiff.explain.dynamo_guard_kinds import _classify
 
 DYN = FIXTURES / "scenarios" / "dynamo"
@@ -17,7 +17,7 @@ GUARD = "G['os'].environ._data[b'NET_DEBUG'] == b'0'"
 
 
 def test_a_guard_whose_line_is_in_a_frozen_module_keeps_its_text_apart_from_the_comment():
-    f = _failure("0/0", f"{GUARD}                   #   # <frozen os>:680 in __getitem__")
+    f = guard_failure("0/0", f"{GUARD}                   #   # <frozen os>:680 in __getitem__")
     assert f.guard == GUARD and f.source.file == "<frozen os>" and f.source.line == 680 and f.source.is_library
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from explain_helpers import explain_scenario as _explain, guard_recompiles
 from helpers import FIXTURES
-from hlodiff.dumps.dynamo_log import _failure
+from hlodiff.dumps.dynamo_log import guard_failure
 from hlodiff.explain.dynamo_guard_lines import bounds_loop
 from hlodiff.explain.dynamo_recompile_fixes import choose_fix
 
@@ -32,7 +32,7 @@ def _rules(*guards: str, limit: bool = False) -> list:
 
 
 def test_the_guard_s_code_is_read_without_the_user_s_comment():
-    failure = _failure("0/0", _guard("depth == 2", "for blk in self.blocks[:depth]:"))
+    failure = guard_failure("0/0", _guard("depth == 2", "for blk in self.blocks[:depth]:"))
     assert failure.guard == "depth == 2" and failure.code == "for blk in self.blocks[:depth]:"
     assert failure.source.line == 22 and "code" not in failure.to_json()
 

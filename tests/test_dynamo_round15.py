@@ -9,7 +9,7 @@ import pytest
 
 from explain_helpers import explain_scenario as _explain
 from helpers import FIXTURES
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, _failure
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, guard_failure
 from hlodiff.explain.decision_line import dynamo_decision_calls
 from hlodiff.explain.dynamo_log_findings import recompiles_of
 
@@ -18,7 +18,7 @@ SOURCES = ("--source-map", f"/home/user/project={SCENARIOS}")
 
 
 def _rule(guard: str):
-    compiles = [DynamoCompile("0/0"), DynamoCompile("0/1", "step", failures=[_failure("0/0", guard)])]
+    compiles = [DynamoCompile("0/0"), DynamoCompile("0/1", "step", failures=[guard_failure("0/0", guard)])]
     (r,) = recompiles_of(DynamoLog("x", "text", compiles))
     return r
 

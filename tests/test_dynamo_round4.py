@@ -59,7 +59,7 @@ def test_the_step_that_follows_an_expected_retrace_is_a_row_of_the_table():
 # -- the blind round's rows, each on the real run whose evidence chooses it and on its look-alikes ---------------------
 
 from hlodiff.dumps.dynamo_guards import _failed_guard  # noqa: E402
-from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure, _failure  # noqa: E402
+from hlodiff.dumps.dynamo_log import DynamoCompile, DynamoLog, GuardFailure, guard_failure  # noqa: E402
 from hlodiff.explain.dynamo_log_findings import recompiles_of  # noqa: E402
 
 
@@ -116,7 +116,7 @@ def test_a_guard_comment_followed_by_dynamo_s_hint_is_still_the_guard_s_line():
     line the read in the forward (dyn_step_attr.py:20), not the function's def."""
     text = ("self.step == 0      # w = min(1.0, self.step / 10)  # USE: read  # p/dyn_step_attr.py:20 in forward "
             "(HINT: torch.compile considers integer attributes of the nn.Module to be static.)")
-    failure = _failure("0/0", text)
+    failure = guard_failure("0/0", text)
     assert failure.guard == "self.step == 0" and failure.source.line == 20
     doc, _ = _explain(SCENARIOS / "dyn_step_attr")
     assert doc["headline"]["location"]["line"] == 20 and doc["headline"]["kind"] == "python_value"

@@ -149,3 +149,24 @@ def test_an_entry_in_run_a_s_listing_may_have_been_removed_before_run_b(tmp_path
     log.write_text("".join(t for t in log.read_text().splitlines(keepends=True) if "inconsistency" not in t))
     fix = compare_runs(folder)["headline"]["fix"]
     assert "still holds it" not in fix and "removed between the runs" in fix and "eviction" in fix
+
+
+def _trained_by(name: str) -> list[tuple[int, bool, bool]]:
+    """(graph, gradient_added, feeds_step) of each recompilation of a torch_xla scenario that adds tensors it trains
+    or updates (``updated_from_step`` rows and ``trains``'s two kinds of evidence)."""
+    from helpers import capture_argv, explained
+    from hlodiff.dumps.run_folder import discover
+    from hlodiff.explain.fix_evidence import gradient_op_added, new_inputs_feed_step
+
+    run = explained(discover(capture_argv(f"scenarios/torch_xla/{name}"), None, None), [])
+    return [(r.graph.record.index, gradient_op_added(r), new_inputs_feed_step(r)) for r in run.recompilations]
+
+
+def test_trains_is_two_kinds_of_evidence_each_its_own_fact():
+    """``trains`` holds on a gradient op added (unfrozen layers: ulmfit_unfreeze) or on new inputs that feed the
+    step's own work (prune's weight_orig and mask into the kept matmul: r27_tx_prune_schedule, no new dot); an EMA
+    begun late has neither; a queue begun late (lr50_tx_queue_begun_late) has both: its new dot reads the queue."""
+    assert {(g, f) for _, g, f in _trained_by("ulmfit_unfreeze")} == {(True, False)}
+    assert (4, False, True) in _trained_by("r27_tx_prune_schedule")
+    assert _trained_by("lr_ema_after_warmup") == [(4, False, False)]
+    assert (3, True, True) in _trained_by("lr50_tx_queue_begun_late")

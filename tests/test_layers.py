@@ -46,8 +46,17 @@ FILE_SYSTEM = {"isfile", "isdir", "exists", "lexists", "getsize", "getmtime", "l
 """Functions of ``os``, ``os.path``, ``glob``, ``io`` and ``shutil`` that look at the disk (``abspath``,
 ``dirname``, ``join`` only spell paths)."""
 
-READING_METHODS = {"read_text", "read_bytes", "iterdir", "rglob", "open", "scandir", "stat", "is_file", "is_dir"}
+READING_METHODS = {"read_text", "read_bytes", "iterdir", "rglob", "glob", "open", "scandir", "stat", "is_file",
+                   "is_dir", "exists", "is_symlink", "samefile"}
 """Methods of ``pathlib.Path`` (and of any object) that read the disk."""
+
+READING_MODULES = {"subprocess", "linecache", "pickle", "shelve", "sqlite3", "tarfile", "zipfile"}
+"""Modules whose import alone means a reader or another program's output (``subprocess`` runs a tool and reads what
+it prints; ``linecache`` reads a source file; the rest open archives and stores): evidence is read in ``dumps/``."""
+
+LOADERS = {("json", "load"), ("np", "load"), ("numpy", "load"), ("torch", "load"), ("os", "system"),
+           ("os", "popen")}
+"""Calls that read a file handed to them, or run a program, without ``open`` in sight."""
 
 
 def problems(path: Path) -> list[str]:
@@ -64,14 +73,20 @@ def problems(path: Path) -> list[str]:
                 owner = ast.unparse(func.value)
                 if func.attr in FILE_SYSTEM and owner in ("os", "os.path", "glob", "shutil", "io"):
                     found.append(f"{where}: {owner}.{func.attr}()")
+                elif (owner, func.attr) in LOADERS:
+                    found.append(f"{where}: {owner}.{func.attr}()")
                 elif func.attr in READING_METHODS and owner not in ("os", "os.path", "glob", "shutil", "io"):
                     found.append(f"{where}: .{func.attr}()")
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith(("hlodiff.dumps", "hlodiff.capture")):
                     found.append(f"{where}: import {alias.name} (a module: its readers come with it)")
+                elif alias.name.split(".")[0] in READING_MODULES:
+                    found.append(f"{where}: import {alias.name} (reads files or runs programs)")
         elif isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.startswith("hlodiff.capture"):
+            if node.module.split(".")[0] in READING_MODULES:
+                found.append(f"{where}: from {node.module} import ... (reads files or runs programs)")
+            elif node.module.startswith("hlodiff.capture"):
                 found.append(f"{where}: from {node.module} import ... (capture/ is not evidence)")
             elif node.module == "hlodiff":
                 found += [f"{where}: from hlodiff import {a.name} (a module: its readers come with it)"
@@ -108,7 +123,10 @@ def test_the_scan_sees_what_a_reader_looks_like(tmp_path):
                    "from hlodiff.dumps.evidence import Run, read_run\nfrom hlodiff.dumps.graph_record import "
                    "TRACED_KINDS\nimport hlodiff.dumps.xla_memory\nfrom hlodiff import dumps\n"
                    "def f(p):\n    os.path.isfile(p)\n    os.stat(p)\n    Path(p).read_text()\n"
-                   "    list(os.scandir(p))\n    Path(p).stat()\n    return open(p)\n")
+                   "    list(os.scandir(p))\n    Path(p).stat()\n    return open(p)\n"
+                   "import subprocess\nfrom linecache import getline\nimport json\n"
+                   "def g(p, f):\n    Path(p).exists()\n    list(Path(p).glob('*.hlo'))\n    json.load(f)\n"
+                   "    json.loads(p)\n    subprocess.run(['ls'])\n")
     global PACKAGE
     package, PACKAGE = PACKAGE, tmp_path / "hlodiff"
     try:
@@ -116,8 +134,10 @@ def test_the_scan_sees_what_a_reader_looks_like(tmp_path):
     finally:
         PACKAGE = package
     assert [f.split(" ")[0] for f in found] == ["from", "from", "import", "from", "os.path.isfile()", "os.stat()",
-                                              ".read_text()", "os.scandir()", ".stat()", "open()"], found
+                                              ".read_text()", "os.scandir()", ".stat()", "open()", "import",
+                                              "from", ".exists()", ".glob()", "json.load()"], found
     assert "iter_graphs" in found[0] and "read_run" in found[1] and "xla_memory" in found[2]
+    assert "subprocess" in found[10] and "linecache" in found[11]  # json.loads reads no file
     assert not any("split_ref" in f or "TRACED_KINDS" in f or "import Run " in f for f in found)
 
 

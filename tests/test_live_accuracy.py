@@ -204,11 +204,12 @@ LIVE_WRONG_NOW = {
                                         "settles); line: no location",
     # Dynamo round 21 (blind): d21_reseed_control is quiet live since crossings round 8 (e-nolog: its bridge known by
     # its ops makes the run a torch.compile one, and the step graphs follow as the report at exit says)
-    # live, the step graphs of the loss's eager part after the open() break come before the bridge compiles: since
-    # the eleventh stop a break already read lets them be told as the report tells them (compilations only:
-    # expected if in the first steps), but the graph the bridge's first compile cut in two (#5) is told once as
-    # "outputs differ ... a value kept on some steps" before the next look says expected (the first try: "drop
-    # dtype=", confident wrong)
+    # (history, no row: Dynamo round 23's d23_file_log_break, right live since crossings round 9 below. Live, the
+    # step graphs of the loss's eager part after the open() break come before the bridge compiles: since the
+    # eleventh stop a break already read lets them be told as the report tells them (compilations only: expected
+    # if in the first steps), but the graph the bridge's first compile cut in two (#5) was told once as "outputs
+    # differ ... a value kept on some steps" before the next look said expected; the first try: "drop dtype=",
+    # confident wrong)
     # Dynamo round 26 (blind): the loss-config control (e-nolog: no PT_XLA_DEBUG log to name the bridge's graphs;
     # the forward eager outside the compiled loss) is told live once as "outputs differ ... a value is kept on some
     # steps only" at its third SyncTensorsGraph, before the bridge's warm-up is seen (quiet at exit)

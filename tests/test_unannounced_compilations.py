@@ -76,7 +76,7 @@ def test_a_log_that_does_not_line_up_with_the_dump_tells_no_sequence(tmp_path):
 def test_the_same_log_read_while_it_grows_shifts_its_warnings_without_failing(tmp_path):
     """F6: a warning of the log's second chunk had its line shifted by assignment to a frozen InputWarning
     (FrozenInstanceError: the live lines of `record` stopped). Now it is replaced, with the file's line number."""
-    from hlodiff.dumps.follower_base import _Log
+    from hlodiff.dumps.follower_base import GrowingDebugLog
 
     text = (RUNS["record"] / "pt_xla_debug.log").read_text()
     cut = text.index("Compilation Analysis: ====", 10)  # the second announced compilation starts a new chunk
@@ -85,7 +85,7 @@ def test_the_same_log_read_while_it_grows_shifts_its_warnings_without_failing(tm
     path = tmp_path / "debug.log"
     path.write_text(text[:cut])
     warnings: list = []
-    log = _Log(str(path), warnings)
+    log = GrowingDebugLog(str(path), warnings)
     log.new_events(closed=False)
     path.write_text(text[:cut] + second)
     log.new_events(closed=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import cli_json, cost_of_text
 
 COST = FIXTURES / "scenarios" / "cost"
 BWD = ', metadata={op_name="jit(f)/transpose(jvp())/while/body/dot_general"}'
@@ -58,14 +58,10 @@ ENTRY main {{
 """
 
 
-def _cost(tmp_path, text: str) -> dict:
-    path = tmp_path / "run.hlo"
-    path.write_text(text)
-    return cli_json("cost", str(path), codes=(0,))
 
 
 def test_a_read_of_the_old_buffer_the_write_does_not_need_is_why_it_is_copied(tmp_path):
-    doc = _cost(tmp_path, _loop("stale"))
+    doc = cost_of_text(tmp_path, _loop("stale"))
     (lbc,) = doc["graphs"][0]["loop_buffer_copies"]
     assert lbc["stale_read"] and not lbc["emitted"] and not lbc["shift"]
     head = doc["headline"]
@@ -75,7 +71,7 @@ def test_a_read_of_the_old_buffer_the_write_does_not_need_is_why_it_is_copied(tm
 
 
 def test_a_read_that_computes_the_row_written_is_no_stale_read(tmp_path):
-    doc = _cost(tmp_path, _loop("feeds"))
+    doc = cost_of_text(tmp_path, _loop("feeds"))
     (lbc,) = doc["graphs"][0]["loop_buffer_copies"]
     assert not lbc["stale_read"]
     assert "read the updated buffer" not in doc["headline"]["fix"]
@@ -83,7 +79,7 @@ def test_a_read_that_computes_the_row_written_is_no_stale_read(tmp_path):
 
 def test_autodiffs_own_read_of_the_old_buffer_is_no_stale_read(tmp_path):
     # the backward of an in-place write reads the cotangent's slice and zeroes it: no line of the user's reads it
-    doc = _cost(tmp_path, _loop("stale", BWD))
+    doc = cost_of_text(tmp_path, _loop("stale", BWD))
     (lbc,) = doc["graphs"][0]["loop_buffer_copies"]
     assert not lbc["stale_read"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from helpers import cli_json
+from helpers import cli_json, cost_of_text
 
 COST = FIXTURES / "scenarios" / "cost"
 BWD = ', metadata={op_name="jit(f)/transpose(jvp())/while/body/dynamic_update_slice"}'
@@ -53,14 +53,10 @@ ENTRY main {{
 """
 
 
-def _cost(tmp_path, text: str) -> dict:
-    path = tmp_path / "run.hlo"
-    path.write_text(text)
-    return cli_json("cost", str(path), codes=(0,))
 
 
 def test_the_old_buffer_carried_beside_its_write_is_why_it_is_copied(tmp_path):
-    doc = _cost(tmp_path, _loop("whole"))
+    doc = cost_of_text(tmp_path, _loop("whole"))
     lbc = doc["graphs"][0]["loop_buffer_copies"][0]
     assert lbc["kept_old"] and not lbc["stale_read"] and not lbc["emitted"] and not lbc["shift"]
     head = doc["headline"]
@@ -71,14 +67,14 @@ def test_the_old_buffer_carried_beside_its_write_is_why_it_is_copied(tmp_path):
 
 @pytest.mark.parametrize("kept", ["row", "fresh"])
 def test_a_slot_holding_a_value_of_the_old_buffer_or_the_new_one_is_not_the_old_buffer_kept(tmp_path, kept):
-    doc = _cost(tmp_path, _loop(kept))
+    doc = cost_of_text(tmp_path, _loop(kept))
     assert doc["graphs"][0]["loop_buffer_copies"]  # the copy is found; only its reason differs
     assert not any(c["kept_old"] for c in doc["graphs"][0]["loop_buffer_copies"])
     assert "carry only what the later use needs" not in (doc["headline"] or {}).get("fix", "")
 
 
 def test_autodiffs_own_write_is_left_out(tmp_path):
-    doc = _cost(tmp_path, _loop("whole", BWD))
+    doc = cost_of_text(tmp_path, _loop("whole", BWD))
     assert not any(c["kept_old"] for c in doc["graphs"][0]["loop_buffer_copies"])
 
 

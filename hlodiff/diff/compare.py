@@ -6,13 +6,14 @@ from hlodiff.accel import native
 from hlodiff._runtime import paused_gc
 from hlodiff.diff.causes import derive_causes
 from hlodiff.diff.classify import ComputationDiff, classify_module
-from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
+from hlodiff.diff.fixes import FixContext, apply_fixes
 from hlodiff.diff.header import header_causes
 from hlodiff.diff.hidden import hidden_changes, hidden_values_cause
 from hlodiff.diff.model import Cause, Ignored, ModuleDiff
 from hlodiff.graph.canonical import CanonicalModule, Normalization
 from hlodiff.graph.fingerprint import canonicalize
 from hlodiff.hlo.model import Module
+from hlodiff.hlo.producer import producer_of
 
 
 def diff_modules(left: Module, right: Module, options: Normalization = Normalization()) -> ModuleDiff:

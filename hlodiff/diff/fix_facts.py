@@ -131,8 +131,8 @@ def evidence(cause: Cause, ctx) -> Evidence:
 
 _FLAGS = ("inputs_follow", "loop_count_only", "unrolled_loop", "state_begun_late", "reads_state_begun_late",
           "cpu_fallback", "anomaly_check", "rng_seed_update", "last_each_round", "optimizer_in_cycle", "state_reset",
-          "updated_in_place", "updated_from_step", "trains", "updates_removed", "update_dropped", "donors_updated",
-          "donors_trained", "carried_scalar", "slice_start",
+          "updated_in_place", "updated_from_step", "trains", "gradient_added", "feeds_step", "updates_removed",
+          "update_dropped", "donors_updated", "donors_trained", "carried_scalar", "slice_start",
           "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added",
           "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input", "params_added", "state_added", "none_leaf", "state_returned",
           "slices_rearranged", "read_branch", "across_ranks", "no_collective", "size_schedule", "read_condition",

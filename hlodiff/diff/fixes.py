@@ -11,7 +11,6 @@ arguments; the row's text is the fix.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 from hlodiff.diff.fix_facts import Evidence, evidence
@@ -185,7 +184,13 @@ class FixContext:
     (:func:`hlodiff.explain.added_parameters.state_added`): a state begun late (a queue), not parameters."""
     trains: bool = False
     """The tensors added are trained, not only updated (:func:`hlodiff.explain.fix_evidence.trains_new_tensors`):
-    a new weight gradient (dot, convolution), or new inputs that feed the step's own work. An EMA has neither."""
+    ``gradient_added`` or ``feeds_step``. An EMA has neither."""
+    gradient_added: bool = False
+    """The graph adds a dot or convolution (:func:`hlodiff.explain.fix_evidence.gradient_op_added`): a new weight
+    gradient, or any new matmul (a queue read for negatives adds one)."""
+    feeds_step: bool = False
+    """An input the graph adds reaches work both graphs have (:func:`hlodiff.explain.fix_evidence.
+    new_inputs_feed_step`): the new tensors feed the step itself, not only their own update."""
     updates_removed: bool = False
     """The outputs removed are shaped like the graph's parameters (gradients, updated weights), two or more: part of
     the model stopped training (frozen)."""
@@ -329,38 +334,6 @@ class FixChoice:
 class _Missing(dict):
     def __missing__(self, key: str) -> str:
         return "?"
-
-
-def producer_from_name(module_name: str) -> str | None:
-    """``torch_xla`` or ``jax`` from the module name their tracers give (``SyncTensorsGraph.76``, ``IrToHlo.52``,
-    ``jit_step``); None when the name says neither."""
-    if module_name.startswith(("SyncTensorsGraph", "IrToHlo")):
-        return "torch_xla"
-    if module_name.startswith(("jit_", "pjit_", "pmap_", "xla_computation_")):
-        return "jax"
-    return None
-
-
-_JAX_OP_NAME = re.compile(r'op_name="(jit|pjit|pmap|xla_computation)\(')
-_TORCH_OP_TYPE = re.compile(r'op_type="(aten__|xla__)')
-
-
-def producer_of(module) -> str | None:
-    """``torch_xla`` or ``jax`` for a parsed module: its name, else its instructions' metadata (JAX writes
-    ``op_name="jit(step)/..."``, torch_xla ``op_type="aten__..."``), so a renamed module still gets fixes in its
-    framework's words. None when neither shows (then fixes use words of both)."""
-    found = producer_from_name(module.name or "")
-    if found is not None:
-        return found
-    for n, (_, inst) in enumerate(module.instructions()):
-        if n >= 512:
-            break
-        meta = inst.attrs.get("metadata") or ""
-        if _JAX_OP_NAME.search(meta):
-            return "jax"
-        if _TORCH_OP_TYPE.search(meta):
-            return "torch_xla"
-    return None
 
 
 _LAYOUT_ONLY = frozenset({"transpose", "copy", "bitcast"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _parse
+from hlodiff.dumps.python_source import parse_file
 
 _MAPS = ("vmap", "pmap")
 _AXES_KEYWORDS = ("in_axes", "out_axes")
@@ -23,7 +23,7 @@ def passed_as_axes(file: str, def_line: int | None, parameter: str) -> bool | No
     source is not on disk or the function is not found."""
     if def_line is None or not parameter.isidentifier():
         return None
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None:
         return None
     jitted = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))

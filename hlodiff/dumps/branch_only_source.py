@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 _LOGGING = frozenset({"print", "log", "info", "debug", "warning", "warn", "error", "write", "print_", "pprint"})
 """Calls that only report (``print``, ``logger.info``, ``sys.stdout.write``): a number read there feeds no tensor."""
@@ -22,7 +22,7 @@ def steers_only_branches(file: str, function: str, name: str) -> bool:
     ``if``/``while`` test or in the arguments of a call that only reports (``print``, ``logger.info``), with at least
     one test: the number decides Python control flow and feeds no tensor op. False when the file is not on disk,
     ``function`` is not defined there exactly once, it does not take ``name``, or the body assigns ``name``."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return False
     defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 _CUTS_HISTORY = frozenset({"detach", "detach_", "item", "tolist", "cpu", "numpy"})
 """Calls that leave no autograd history on the value they return (or no tensor at all)."""
@@ -20,7 +20,7 @@ def carried_without_detach(file: str, line: int | None) -> list[int] | None:
     """Lines of the innermost loop around ``line`` that rebind a name from its own value (``x = f(x)``,
     ``x += y``) with no call that cuts the history, the name bound before the loop too (carried, not made anew each
     iteration); in line order. None when the file is not on disk."""
-    tree = _tree_if_present(file) if line is not None else None
+    tree = tree_if_present(file) if line is not None else None
     if tree is None:
         return None
     loop = _innermost_loop(tree, line)

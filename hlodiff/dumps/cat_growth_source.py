@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _GROWING_CALLS, _tree_if_present
+from hlodiff.dumps.python_source import GROWING_CALLS, tree_if_present
 
 
 def grown_by_cat(file: str, name: str) -> int | None:
     """The first line in ``file`` where ``name`` (a variable, or an attribute by its last part: ``queue`` for
     ``net.queue`` and ``self.queue``) is rebound, inside a loop, to a concatenation with itself among its inputs;
     None when there is none or the file is not on disk."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None or not name:
         return None
     lines = [node.lineno for loop in ast.walk(tree) if isinstance(loop, (ast.For, ast.While, ast.AsyncFor))
@@ -30,7 +30,7 @@ def _grows(node: ast.Assign, name: str) -> bool:
     if len(node.targets) != 1 or _last_part(node.targets[0]) != name:
         return False
     for call in ast.walk(node.value):
-        if isinstance(call, ast.Call) and _called(call) in _GROWING_CALLS and any(
+        if isinstance(call, ast.Call) and _called(call) in GROWING_CALLS and any(
                 _last_part(n) == name for a in call.args for n in ast.walk(a)):
             return True
     return False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 SPLITTERS = frozenset({"chunk", "tensor_split", "split"})
 """torch's calls that cut a tensor into pieces along a dim: ``chunk`` (the piece size rounded up), ``tensor_split``
@@ -22,7 +22,7 @@ def splits_into_pieces(file: str, line: int | None) -> bool:
     """Whether a call starting on ``file:line`` is one of :data:`SPLITTERS` (as a method, ``xb.chunk(4)``, or a
     function, ``torch.chunk(xb, 4)``) with a count or size, not a list of sizes (``torch.split(h, [3, 5])`` sets
     each piece's size: d11_split_lengths)."""
-    tree = _tree_if_present(file) if line is not None else None
+    tree = tree_if_present(file) if line is not None else None
     if tree is None:
         return False
     for node in ast.walk(tree):

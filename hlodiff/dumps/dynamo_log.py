@@ -27,7 +27,7 @@ from hlodiff.dumps.dynamo_wont_convert import LooseGaveUp
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
 
-_PREFIX = re.compile(r"^[VIWEDC]\d{4} [\d:.]+ +\d+ (?P<src>[^\]]*)\] ")
+LOG_PREFIX = re.compile(r"^[VIWEDC]\d{4} [\d:.]+ +\d+ (?P<src>[^\]]*)\] ")
 _TEXT = re.compile(r"\[(?P<cid>\d+/\d+)(?:_\d+)?\] \[__(?P<channel>recompiles|recompiles_verbose|graph_breaks)\] "
                    r"?(?P<body>.*)$")
 _RECOMPILING = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)\s*$")
@@ -197,13 +197,13 @@ def looks_like_dynamo_log(head: str) -> bool:
 def read_text_log(path: str, lines: Iterable[str], warnings: list[InputWarning] | None) -> DynamoLog:
     log = DynamoLog(path, "text")
     blocks: list[tuple[str, str, int, list[str]]] = []  # (compile id, channel, first line, bodies)
-    verbose = VerboseReader(_failure, CacheRestart)
+    verbose = VerboseReader(guard_failure, CacheRestart)
     raised = RaisedReader()
     loose = LooseGaveUp(lambda cid, lineno, bodies: _gave_up_block(cid, lineno, bodies, closed=True),
                         lambda file: SourceFrame(file, 1).is_library)
     for lineno, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
-        prefix = _PREFIX.match(text)
+        prefix = LOG_PREFIX.match(text)
         m = _TEXT.search(text, prefix.end() if prefix else 0)
         if m is None:
             verbose.line(text, prefix, lineno, log)
@@ -223,7 +223,7 @@ def read_text_log(path: str, lines: Iterable[str], warnings: list[InputWarning] 
         if channel.startswith("recompiles"):
             _recompile_block(log, cid, lineno, bodies, path, warnings)
         else:
-            brk = _break_block(cid, lineno, bodies)
+            brk = break_block(cid, lineno, bodies)
             if brk is None:
                 if warnings is not None:
                     warnings.append(InputWarning("a graph-break record without its 'Graph break in user code at' "
@@ -263,10 +263,10 @@ def _recompile_block(log: DynamoLog, cid: str, lineno: int, bodies: list[str], p
     for body in bodies[1:]:
         f = _FAILURE.match(body)
         if f is not None and body.lstrip().startswith("- "):
-            c.failures.append(_whole_path(_failure(f.group("against"), f.group("guard")), c.definition))
+            c.failures.append(with_whole_path(guard_failure(f.group("against"), f.group("guard")), c.definition))
 
 
-def _whole_path(failure: GuardFailure, definition: SourceFrame, others: Iterable[str] = ()) -> GuardFailure:
+def with_whole_path(failure: GuardFailure, definition: SourceFrame, others: Iterable[str] = ()) -> GuardFailure:
     """torch prints a guard's source file cut to its last characters (``mp/review2/t.py`` for
     ``/tmp/review2/t.py``, review F5; torch's ``shorten_filename`` drops the path it shares with torch's own folder
     and one character more, ``ork/notes/t.py`` when that is only ``/``, review 13 F3); the function's definition, in
@@ -284,7 +284,7 @@ def _whole_path(failure: GuardFailure, definition: SourceFrame, others: Iterable
     return failure
 
 
-def _failure(against: str | None, text: str) -> GuardFailure:
+def guard_failure(against: str | None, text: str) -> GuardFailure:
     comment = _GUARD_COMMENT.search(text)
     if comment is None:
         return GuardFailure(against, text.strip())
@@ -293,7 +293,7 @@ def _failure(against: str | None, text: str) -> GuardFailure:
     return GuardFailure(against, text[:comment.start()].strip(), source, code)
 
 
-def _break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
+def break_block(cid: str, lineno: int, bodies: list[str]) -> GraphBreak | None:
     m = _BREAK_AT.search(bodies[0])
     if m is None:
         return _skip_block(cid, lineno, bodies) or _gave_up_block(cid, lineno, bodies)

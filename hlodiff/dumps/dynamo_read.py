@@ -10,7 +10,7 @@ import itertools
 import os
 
 from hlodiff.dumps._io import text_lines
-from hlodiff.dumps.dynamo_log import _PREFIX, DynamoLog, read_text_log
+from hlodiff.dumps.dynamo_log import LOG_PREFIX, DynamoLog, read_text_log
 from hlodiff.dumps.dynamo_trace import read_trace, trace_files
 from hlodiff.errors import InputWarning
 
@@ -32,7 +32,7 @@ def read_dynamo_log(path: str, warnings: list[InputWarning] | None = None) -> Dy
         return DynamoLog(path, "text")
     stream = text_lines(path, warnings)  # streamed: a TORCH_TRACE log of a real model is mostly FX graphs
     head = list(itertools.islice(stream, 50))
-    structured = any(_PREFIX.match(t) and t[_PREFIX.match(t).end():].startswith("{") for t in head)
+    structured = any(LOG_PREFIX.match(t) and t[LOG_PREFIX.match(t).end():].startswith("{") for t in head)
     lines = itertools.chain(head, stream)
     log = read_trace(path, lines, warnings) if structured else read_text_log(path, lines, warnings)
     if not log.compiles and not log.graph_breaks and not log.limit_hits and not log.stance_raises \

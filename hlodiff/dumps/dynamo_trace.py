@@ -17,7 +17,7 @@ import os
 import re
 from typing import Iterable
 
-from hlodiff.dumps.dynamo_log import _PREFIX, CacheRestart, DynamoLog, _break_block, _failure, _whole_path
+from hlodiff.dumps.dynamo_log import LOG_PREFIX, CacheRestart, DynamoLog, break_block, guard_failure, with_whole_path
 from hlodiff.dumps.python_calls import callee_on_line
 from hlodiff.errors import InputWarning
 from hlodiff.hlo.model import SourceFrame
@@ -57,7 +57,7 @@ def read_trace(path: str, lines: Iterable[str], warnings: list[InputWarning] | N
                 records[-1][2].append(text[1:])
             continue
         keep = False
-        prefix = _PREFIX.match(text)
+        prefix = LOG_PREFIX.match(text)
         if prefix is None:
             continue
         body = text[prefix.end():]
@@ -137,9 +137,9 @@ def log_of_records(path: str, records: list[tuple[int, dict, list[str]]],
                         against, _, guard = str(reason).partition(": ")
                         if not re.fullmatch(r"\d+/\d+", against):
                             against, guard = None, str(reason)
-                        c.failures.append(_failure(against, guard))
+                        c.failures.append(guard_failure(against, guard))
                 elif name == "dynamo_graph_break_reason":
-                    brk = _break_block(cid, lineno, payload)
+                    brk = break_block(cid, lineno, payload)
                     if brk is not None:
                         log.graph_breaks.append(brk)
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -168,7 +168,7 @@ def _whole_paths(log: DynamoLog, files: Iterable[str]) -> None:
         if c.definition is None and c.compile_id in refused and (named := of_frame.get(c.frame)) is not None:
             c.definition, c.function = named.definition, c.function or named.function
         if c.definition is not None:
-            c.failures = [_whole_path(f, c.definition, files) for f in c.failures]
+            c.failures = [with_whole_path(f, c.definition, files) for f in c.failures]
 
 
 _DEFAULT_LIMIT = 8  # torch._dynamo.config.recompile_limit (cache_size_limit) when the record does not say

@@ -28,8 +28,8 @@ import os
 import re
 
 from hlodiff.dumps.debug_log import CompilationEvent
-from hlodiff.dumps.follow_dump import DumpFollower, ExecutionsFollower, _module_files, torch_xla_modules
-from hlodiff.dumps.follower_base import Follower, _Log, _grown, _read
+from hlodiff.dumps.follow_dump import DumpFollower, ExecutionsFollower, module_files, torch_xla_modules
+from hlodiff.dumps.follower_base import Follower, GrowingDebugLog, grown_size, read_range
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.dumps.manifest import CAPTURE_SAVE_TENSORS, MANIFEST_NAME
 from hlodiff.errors import HlodiffError, InputWarning
@@ -79,19 +79,19 @@ class SaveTensorsFollower(Follower):
 
     def poll(self) -> list[GraphRecord]:
         from hlodiff.dumps._io import lines
-        from hlodiff.dumps.save_tensors import _Scanner
+        from hlodiff.dumps.save_tensors_scanner import SaveTensorsScanner
 
-        size = _grown(self.source, self.offset)
+        size = grown_size(self.source, self.offset)
         if size <= self.offset:
             return []
-        data = _read(self.source, self.offset, size)
+        data = read_range(self.source, self.offset, size)
         cut = len(data) if self.closed else _after_last_graph(data)
         if cut == 0:
             return []
         chunk = data[:cut]
         records = []
         if chunk.strip():
-            scanner = _Scanner(self.source, self.source, False, self.warnings)
+            scanner = SaveTensorsScanner(self.source, self.source, False, self.warnings)
             try:
                 records = list(scanner.run(lines(io.BytesIO(chunk), self.source, self.warnings, skip_long=True)))
             except HlodiffError as err:  # damage in whole entries (not a half-written one): said once, read past
@@ -122,7 +122,7 @@ class GzipFollower(Follower):
     def poll(self) -> list[GraphRecord]:
         from hlodiff.dumps import iter_graphs
 
-        size = _grown(self.source, -1)
+        size = grown_size(self.source, -1)
         settled, self.size = size == self.size, size
         if self.done or not (settled or self.closed):
             return []
@@ -139,7 +139,7 @@ class LogFollower(Follower):
 
     def __init__(self, path: str):
         Follower.__init__(self, path)
-        self.log = _Log(path, self.warnings)
+        self.log = GrowingDebugLog(path, self.warnings)
         self.new: list = []
 
     def files(self) -> list[str]:
@@ -187,12 +187,12 @@ class UndecidedFollower(Follower):
     def _decide(self) -> None:
         found = follower_for(self.source, self.stage, wait=False)
         found.warnings, found.events = self.warnings, self.events  # the lists its readers were given stay ours
-        if isinstance(getattr(found, "log", None), _Log):
+        if isinstance(getattr(found, "log", None), GrowingDebugLog):
             found.log.warnings = self.warnings
         if self.closed or not isinstance(found, (DumpFollower, ExecutionsFollower)):
             self.inner = found
             return
-        by_number = _module_files(found.dump if isinstance(found, ExecutionsFollower) else found.source)
+        by_number = module_files(found.dump if isinstance(found, ExecutionsFollower) else found.source)
         if not by_number:
             return  # a log's first block comes before the dump folder and its first module: wait for them
         if isinstance(found, ExecutionsFollower) or len(by_number) > 1 or not torch_xla_modules(by_number):
@@ -228,7 +228,7 @@ def follower_for(path: str, stage: str | None = None, *, wait: bool = True) -> F
             return follower_for(inner, stage)
         dump = inner or path
         log = _log_in(dump) or _log_in(os.path.dirname(os.path.abspath(dump)))
-        if wait and (log is None or not _module_files(dump)):
+        if wait and (log is None or not module_files(dump)):
             return UndecidedFollower(path, stage)  # its dump folder (or log) may be written later
         if log is not None:
             return ExecutionsFollower(path, log, dump, stage)
@@ -239,7 +239,7 @@ def follower_for(path: str, stage: str | None = None, *, wait: bool = True) -> F
 
 
 def _file_follower(path: str) -> Follower:
-    head = _read(path, 0, 1 << 16)
+    head = read_range(path, 0, 1 << 16)
     if head.startswith(b"\x1f\x8b"):
         return GzipFollower(path)
     if b"Analysis: " in head:
@@ -257,7 +257,7 @@ def _log_in(folder: str) -> str | None:
     for name in names:
         p = os.path.join(folder, name)
         if name.endswith((".log", ".txt")) and not _MODULE_NAME.match(name) and os.path.isfile(p):
-            head = _read(p, 0, 1 << 20)
+            head = read_range(p, 0, 1 << 20)
             if b"Execution Analysis: " in head or b"Compilation Analysis: Compilation Cause" in head:
                 return p
     return None

@@ -10,7 +10,7 @@ import os
 
 from hlodiff.dumps.anomaly_checks import CHECK_KEY
 from hlodiff.dumps.debug_log import CompilationEvent, ExecutionEvent
-from hlodiff.dumps.follower_base import Follower, _Log, _grown, _read
+from hlodiff.dumps.follower_base import Follower, GrowingDebugLog, grown_size, read_range
 from hlodiff.dumps.graph_record import LOADED_STAGE, GraphRecord
 from hlodiff.errors import InputWarning
 
@@ -22,10 +22,10 @@ _KNOWN_FILES: dict[str, object] = {}
 files that are new since the last one; a file that could not be read yet is not remembered."""
 
 
-def _module_files(dump: str) -> dict[int, list]:
+def module_files(dump: str) -> dict[int, list]:
     """Module number -> its HLO files (:class:`hlodiff.dumps.xla_dump.DumpFile`), in stage order, listed now; a
     module file is opened once (to read its ``HloModule`` line), at the first poll that sees it."""
-    from hlodiff.dumps.xla_dump import DumpFile, _NAME_RE, _NOT_HLO_SUFFIXES, _read_dump_file
+    from hlodiff.dumps.xla_dump import DumpFile, MODULE_NAME_RE, NOT_HLO_SUFFIXES, read_dump_file
 
     out: dict[int, list] = {}
     try:
@@ -33,15 +33,15 @@ def _module_files(dump: str) -> dict[int, list]:
     except OSError:
         return out
     for entry in entries:
-        m = _NAME_RE.match(entry.name)
-        if m is None or "thunk" in entry.name or m.group(2).endswith(_NOT_HLO_SUFFIXES):
+        m = MODULE_NAME_RE.match(entry.name)
+        if m is None or "thunk" in entry.name or m.group(2).endswith(NOT_HLO_SUFFIXES):
             continue
         if entry.path not in _KNOWN_FILES:
-            if not entry.is_file() or b"\n" not in _read(entry.path, 0, 1 << 16):
+            if not entry.is_file() or b"\n" not in read_range(entry.path, 0, 1 << 16):
                 continue  # its HloModule line is not whole yet: looked at again next time
             if len(_KNOWN_FILES) > 1 << 16:
                 _KNOWN_FILES.clear()
-            _KNOWN_FILES[entry.path] = _read_dump_file(entry.path, int(m.group(1)), m.group(2))
+            _KNOWN_FILES[entry.path] = read_dump_file(entry.path, int(m.group(1)), m.group(2))
         found = _KNOWN_FILES[entry.path]
         if found is not None:
             out.setdefault(found.module_number, []).append(found)
@@ -51,7 +51,7 @@ def _module_files(dump: str) -> dict[int, list]:
 
 
 def torch_xla_modules(by_number: dict[int, list]) -> bool:
-    """The first module of a dump listed by :func:`_module_files` is torch_xla's (``SyncTensorsGraph.N``,
+    """The first module of a dump listed by :func:`module_files` is torch_xla's (``SyncTensorsGraph.N``,
     ``IrToHlo.N``): a ``PT_XLA_DEBUG`` log may come with it; a JAX module never has one."""
     first = by_number[min(by_number)][0]
     return first.module_name.startswith(_TORCH_XLA_MODULES)
@@ -69,7 +69,7 @@ class ExecutionsFollower(Follower):
 
     def __init__(self, source: str, log: str, dump: str, stage: str | None = None):
         Follower.__init__(self, source)
-        self.log = _Log(log, self.warnings)
+        self.log = GrowingDebugLog(log, self.warnings)
         self.dump, self.stage = dump, stage
         self.compilations: list[CompilationEvent] = []
         self.modules: dict[str, GraphRecord] = {}  # graph hash -> the module of its compilation
@@ -184,7 +184,7 @@ class ExecutionsFollower(Follower):
     def _not_torch_xla(self) -> bool:
         """The dump's first module is not torch_xla's (``SyncTensorsGraph.N``, ``IrToHlo.N``): a JAX program run
         under ``record``, whose log never comes."""
-        by_number = _module_files(self.dump)
+        by_number = module_files(self.dump)
         return bool(by_number) and not torch_xla_modules(by_number)
 
     def _pair_modules(self) -> None:
@@ -196,7 +196,7 @@ class ExecutionsFollower(Follower):
             return
         from hlodiff.dumps.executions import runtime_module
 
-        by_number = _module_files(self.dump)
+        by_number = module_files(self.dump)
         # modules the runtime compiles without a log entry (SPMD's ReplicateShardedData) are never paired, or every
         # later module would go to the next compilation (as scan_executions does at exit)
         numbers = [n for n in sorted(by_number)
@@ -233,7 +233,7 @@ class DumpFollower(Follower):
     def poll(self) -> list[GraphRecord]:
         from hlodiff.dumps.hlo_proto import proto_beside
 
-        by_number = _module_files(self.source)
+        by_number = module_files(self.source)
         numbers = sorted(n for n in by_number if n not in self.done)
         out = []
         for position, number in enumerate(numbers):
@@ -259,9 +259,9 @@ class DumpFollower(Follower):
 
     def _settled(self, path: str) -> bool:
         """Same size as at the previous poll, and the text ends with a computation's closing brace."""
-        size = _grown(path, -1)
+        size = grown_size(path, -1)
         before, self.sizes[path] = self.sizes.get(path), size
         if size <= 0 or before != size:
             return False
-        tail = _read(path, max(0, size - 64), size).rstrip()
+        tail = read_range(path, max(0, size - 64), size).rstrip()
         return tail.endswith(b"}")

@@ -77,14 +77,17 @@ class Follower:
         return []
 
 
-def _grown(path: str, offset: int) -> int:
+def grown_size(path: str, offset: int) -> int:
+    """The file's size now, or ``offset`` (no growth) when it cannot be looked at: a file being written may be
+    replaced or not there yet, and a follower waits for it rather than failing."""
     try:
         return os.path.getsize(path)
     except OSError:
         return offset
 
 
-def _read(path: str, start: int, end: int) -> bytes:
+def read_range(path: str, start: int, end: int) -> bytes:
+    """Bytes ``start`` to ``end`` of a growing file (nothing when it went away): followers read only what grew."""
     try:
         with open(path, "rb") as f:
             f.seek(start)
@@ -93,7 +96,7 @@ def _read(path: str, start: int, end: int) -> bytes:
         return b""
 
 
-class _Log:
+class GrowingDebugLog:
     """A growing ``PT_XLA_DEBUG`` log read block by block: :meth:`new_events` parses the blocks closed since the
     last call (line numbers are the file's)."""
 
@@ -103,10 +106,10 @@ class _Log:
         self.lines = 0
 
     def new_events(self, closed: bool) -> list:
-        size = _grown(self.path, self.offset)
+        size = grown_size(self.path, self.offset)
         if size <= self.offset:
             return []
-        data = _read(self.path, self.offset, size)
+        data = read_range(self.path, self.offset, size)
         cut = len(data) if closed else _before_its_post(data, _after_last_closed_block(data))
         if cut == 0:
             return []

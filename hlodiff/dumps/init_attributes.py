@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _parse
+from hlodiff.dumps.python_source import parse_file
 
 
 def set_only_in_init(file: str, attribute: str) -> bool:
@@ -30,7 +30,7 @@ def set_only_in_init_across(files: list[str], attribute: str) -> bool:
         return False
     found = False
     for n, file in enumerate(files):
-        tree = _parse(file)
+        tree = parse_file(file)
         if tree is None:
             if n == 0:
                 return False

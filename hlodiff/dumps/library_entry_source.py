@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 
 def library_entry_calls(file: str, classes: tuple[str, ...], methods: tuple[str, ...], helpers: tuple[str, ...],
@@ -19,7 +19,7 @@ def library_entry_calls(file: str, classes: tuple[str, ...], methods: tuple[str,
     """Lines of ``file`` that call an instance bound to one of ``classes`` (``""`` in ``methods``: the instance
     itself; else those methods of it), pass it to one of ``helpers``, or call one of ``functions`` by name; in line
     order. None when the file is not on disk."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return None
     bound = _instances(tree, classes)

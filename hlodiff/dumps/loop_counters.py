@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _parse, argument_at_call
+from hlodiff.dumps.python_source import parse_file, argument_at_call
 
 _COUNTING_ITERATORS = frozenset({"range", "count"})
 """``for i in range(...)``, ``for i in itertools.count(start)``: the target counts the iterations."""
@@ -107,7 +107,7 @@ def calls_in_loops_around(file: str, line: int | None, names: tuple[str, ...]) -
     """Lines, in a loop whose body holds ``line``, that call one of ``names`` by its plain or attribute name
     (``jax.clear_caches()`` in the epoch loop around the step's call), in line order; empty when the file is not on
     disk. A call after the loop (once, at the end of training) is no reason for a recompilation inside it."""
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None or line is None:
         return []
     loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))

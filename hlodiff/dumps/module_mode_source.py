@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 MODE_SETTERS: dict[str, bool] = {
     "eval": False,   # model.eval(): training off
@@ -30,7 +30,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def compiled_calls_by_mode(file: str) -> dict[int, bool | None] | None:
     """Line of each call of a ``torch.compile(...)`` result (by a plain name) -> the ``training`` flag it runs with
     (None: the source leaves it open); None when the file is not on disk."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return None
     compiled = _compiled_modules(tree)
@@ -147,7 +147,7 @@ def compiled_calls_by_grad_mode(file: str) -> tuple[dict[int, bool | None], int 
     Dynamo's ``GLOBAL_STATE changed: grad_mode`` names no direction: the call that recompiled is the one whose mode
     differs from the first call's, which compiled first (rev11_dc_train_eval: the training call, then the
     validation call under ``torch.no_grad()``)."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return None
     compiled = _compiled_modules(tree)

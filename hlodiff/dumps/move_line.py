@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 MOVE_CALLS = frozenset({"detach", "cpu", "numpy", "from_numpy", "tensor", "as_tensor", "to", "clone"})
 """Calls that only move or copy a tensor's values (``torch.tensor`` and ``as_tensor`` as well as the methods)."""
@@ -24,7 +24,7 @@ _PLAIN = (ast.Name, ast.Constant, ast.keyword, ast.Load)
 def moves_only(file: str, line: int | None) -> bool | None:
     """True when the statement at ``file:line`` assigns (or returns) a value made by move calls alone, False when
     it does anything else on the way, None when the file is not at hand or no such statement starts there."""
-    tree = _tree_if_present(file) if line is not None else None
+    tree = tree_if_present(file) if line is not None else None
     if tree is None:
         return None
     stmt = next((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _parse
+from hlodiff.dumps.python_source import parse_file
 
 _CUSTOM = ("custom_vjp", "custom_jvp")
 
@@ -23,7 +23,7 @@ def nondiff_callee(file: str, def_line: int | None, parameter: str) -> str | Non
     not on disk or no such call is found."""
     if def_line is None or not parameter.isidentifier():
         return None
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None:
         return None
     nondiff = _nondiff_functions(tree)

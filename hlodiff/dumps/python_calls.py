@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from hlodiff.dumps.python_source import _parse, _tree_if_present
+from hlodiff.dumps.python_source import parse_file, tree_if_present
 
 
 def callee_on_line(file: str, line: int | None) -> str | None:
@@ -19,7 +19,7 @@ def callee_on_line(file: str, line: int | None) -> str | None:
     ``self.net``); None when the file is not here or the line holds no call."""
     if line is None:
         return None
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None:
         return None
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line
@@ -40,7 +40,7 @@ def calls_of_function(file: str, function: str) -> list[int] | None:
     ``compiled = torch.compile(loss_fn, backend="openxla")``: Dynamo round 20, where the log named only the ``def``),
     in line order; None when the file is not on disk (nothing noted missing: the caller only asks). A wrapper's
     call (``torch.compile(f)(x)``, ``self.f(x)``) is not counted."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return None
     inside = {n.lineno for d in ast.walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -71,7 +71,7 @@ def compiles_of_function(file: str, function: str) -> list[tuple[int, str | None
     the ``backend=`` given as a string literal, else None, the plain names the result is bound to), in line order;
     None when the file is not on disk. Two with different backends keep two cache entries of one code object
     (Dynamo round 30)."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return None
     found = {}
@@ -94,7 +94,7 @@ def compiles_of_function(file: str, function: str) -> list[tuple[int, str | None
 def calls_of_names(file: str, names: tuple[str, ...]) -> list[int] | None:
     """Lines that call one of ``names`` as a plain name (``check_loss(x, y)``), in line order; None when the file
     is not on disk."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return None
     return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
@@ -105,7 +105,7 @@ def calls_of_compiled(file: str) -> list[int] | None:
     """Lines that call, by its plain name, a name the module binds to ``torch.compile(...)`` (``out =
     compiled(x)`` after ``compiled = torch.compile(model, ...)``), in line order; None when the file is not on
     disk. Where Dynamo names only torch's wrapper of a compiled module, the one such call is the user's line."""
-    tree = _tree_if_present(file)
+    tree = tree_if_present(file)
     if tree is None:
         return None
     names = {n for n in _compiled_names(tree) if "." not in n}
@@ -146,7 +146,7 @@ def calls_named(file: str, names: tuple[str, ...]) -> list[int]:
     attribute of those names (``p.requires_grad = False``), in line order; empty when the file is not on disk. A
     name written ``call(arg)`` is a call of ``call`` given ``arg`` by name (``to(bfloat16)``:
     ``net.to(torch.bfloat16)``, ``net.to(dtype=torch.bfloat16)``; not ``x.to(w.dtype)``)."""
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None:
         return []
     plain = {n for n in names if "(" not in n}
@@ -170,7 +170,7 @@ def calls_on_submodule(file: str, names: tuple[str, ...], key: str) -> list[int]
     """Lines calling one of ``names`` whose first argument is the submodule ``key`` of something (``net[2]``,
     ``net['2']``, ``model.head`` for key ``head``), in line order; empty when the file is not on disk. A
     parametrization registered on another layer changes another guard."""
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None:
         return []
     found = set()

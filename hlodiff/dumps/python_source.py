@@ -19,7 +19,7 @@ def parameter_names(file: str, line: int | None) -> list[str] | None:
     """Positional parameter names of the function defined (or decorated) at ``file:line``; None when unknown."""
     if line is None:
         return None
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None:
         return None
     for node in ast.walk(tree):
@@ -50,7 +50,7 @@ def argument_at_call(file: str, call_line: int | None, function: str, parameter:
     """The function body holding the call of ``function`` at ``file:call_line`` and the expression it passes for
     ``parameter``: what :func:`argument_made_at` and the loop-counter check both start from. None when the source
     is not on disk, or the call or the argument is not found there."""
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None or call_line is None:
         return None
     scope, call = _call_on_line(tree, call_line, function)
@@ -114,7 +114,7 @@ def _loop_carried(scope: ast.AST, name: str, call_line: int) -> int | None:
     return max(after) if after else None
 
 
-_GROWING_CALLS = frozenset({"concatenate", "concat", "cat", "append", "hstack", "vstack", "column_stack", "dstack"})
+GROWING_CALLS = frozenset({"concatenate", "concat", "cat", "append", "hstack", "vstack", "column_stack", "dstack"})
 
 
 def fed_its_own_concatenation(file: str, line: int | None) -> bool:
@@ -124,7 +124,7 @@ def fed_its_own_concatenation(file: str, line: int | None) -> bool:
     the source is not on disk."""
     if line is None:
         return False
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None:
         return False
     for loop in ast.walk(tree):
@@ -140,7 +140,7 @@ def fed_its_own_concatenation(file: str, line: int | None) -> bool:
                     continue
                 f = call.func
                 called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-                if called in _GROWING_CALLS and any(isinstance(n, ast.Name) and n.id == name
+                if called in GROWING_CALLS and any(isinstance(n, ast.Name) and n.id == name
                                                     for a in call.args for n in ast.walk(a)):
                     return True
     return False
@@ -149,7 +149,7 @@ def fed_its_own_concatenation(file: str, line: int | None) -> bool:
 def in_loop(file: str, line: int | None) -> bool | None:
     """Whether ``file:line`` lies in the body of a ``for``/``while`` loop (run again every iteration: a value made
     there is made anew each step); None when the source is not on disk."""
-    tree = _tree_if_present(file) if line is not None else None
+    tree = tree_if_present(file) if line is not None else None
     if tree is None:
         return None
     return any(isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and n.body[0].lineno <= line <= (n.end_lineno or 0)
@@ -159,17 +159,17 @@ def in_loop(file: str, line: int | None) -> bool | None:
 def loop_header(file: str, line: int | None) -> bool:
     """Whether ``file:line`` is a ``for`` loop's header: a name bound there is an item the iterator made elsewhere
     (a prefetching generator), not a value made on that line (jax_prefetch_fallback: the batch comes from line 20)."""
-    tree = _tree_if_present(file) if line is not None else None
+    tree = tree_if_present(file) if line is not None else None
     return tree is not None and any(isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == line
                                     for n in ast.walk(tree))
 
 
-def _tree_if_present(file: str) -> ast.Module | None:
+def tree_if_present(file: str) -> ast.Module | None:
     """The module at ``file`` if it is on disk, else None without noting it missing (the caller only asks)."""
-    return _parse(file) if on_disk(file) else None
+    return parse_file(file) if on_disk(file) else None
 
 
-def _parse(file: str) -> ast.Module | None:
+def parse_file(file: str) -> ast.Module | None:
     """The module at ``file`` where it is now (``--source-map``); None, noted as missing, when it is not there."""
     try:
         path = Path(where_now(file))
@@ -267,7 +267,7 @@ def enclosing_if(file: str, line: int | None) -> int | None:
     """The line of the innermost ``if`` whose body or ``else`` holds ``file:line``, in the same function: the Python
     decision that traced (or skipped) that line. A branch traces nothing itself, so no capture holds its line; the
     source on disk does. None when the file is not on disk or no ``if`` encloses the line."""
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None or line is None:
         return None
     best: int | None = None
@@ -297,7 +297,7 @@ def read_in_condition(file: str, line: int | None) -> bool:
     value decides in Python whether the rest of the step runs, so it cannot be read after the sync or in a step
     closure (new-user review 14, F1). A read in the body of a one-line ``if`` (``if step % 10 == 0:
     print(loss.item())``) is not: the test holds no read, the body does. False when the file is not on disk."""
-    tree = _parse(file)
+    tree = parse_file(file)
     if tree is None or line is None:
         return False
     for node in ast.walk(tree):

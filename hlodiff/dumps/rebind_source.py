@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 
 def rebound_in_loop(file: str, call_line: int | None, name: str) -> list[int]:
     """Lines of ``name = <call or lambda>`` in the innermost loop around ``file:call_line``, before or after the call
     (the loop's next pass runs them before it); empty when the source is not on disk or shows none."""
-    tree = _tree_if_present(file) if call_line is not None and name else None
+    tree = tree_if_present(file) if call_line is not None and name else None
     if tree is None:
         return []
     loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from hlodiff.dumps.python_source import _parse, enclosing_if
+from hlodiff.dumps.python_source import parse_file, enclosing_if
 
 ENVIRONMENT, COMMAND_LINE = "environment", "command line"
 """Where a setting comes from (:attr:`RunSetting.origin`)."""
@@ -42,7 +42,7 @@ def setting_behind(file: str, line: int | None) -> RunSetting | None:
     ``parse_args()``), directly or through one assignment. None when the file is not on disk, no ``if`` holds the
     line, or its test reads nothing from outside the program."""
     if_line = enclosing_if(file, line)
-    tree = _parse(file) if if_line is not None else None
+    tree = parse_file(file) if if_line is not None else None
     if tree is None:
         return None
     test = next((n.test for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == if_line), None)

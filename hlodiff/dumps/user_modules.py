@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from pathlib import PurePosixPath
 
-from hlodiff.dumps.python_source import _parse
+from hlodiff.dumps.python_source import parse_file
 from hlodiff.dumps.source_paths import on_disk
 
 
@@ -21,7 +21,7 @@ def user_modules(files: list[str]) -> list[str]:
     folder or a package below it, once each, in order; one level of imports (what the files named import)."""
     seen: dict[str, None] = dict.fromkeys(f for f in files if f)
     for file in list(seen):
-        tree = _parse(file)
+        tree = parse_file(file)
         if tree is None:
             continue
         for name in _imported(tree):

@@ -27,11 +27,11 @@ BEFORE = "before_optimizations"
 AFTER = "after_optimizations"
 ALL = "all"
 
-_NAME_RE = re.compile(r"^module_(\d+)\.(.+)\.txt$")
+MODULE_NAME_RE = re.compile(r"^module_(\d+)\.(.+)\.txt$")
 _MODULE_RE = re.compile(rb"^HloModule\s+([^\s,]+)")
 _PASS_STAGE_RE = re.compile(r"\.(\d{4}\.[^.]+\.after_.+)$")
 _KNOWN_STAGE_RE = re.compile(r"\.(before_optimizations|(?:sm_\d+(?:\.\d+)?_)?\w*after_optimizations)$")
-_NOT_HLO_SUFFIXES = ("-buffer-assignment", "-buffer-assignment-values", "-memory-usage-report", "-live-range",
+NOT_HLO_SUFFIXES = ("-buffer-assignment", "-buffer-assignment-values", "-memory-usage-report", "-live-range",
                      "-memory-usage", "-schedule", "-autotune")
 
 
@@ -71,22 +71,22 @@ def list_dump_files(directory: str, warnings: list[InputWarning] | None = None) 
     except OSError as exc:
         raise HlodiffError(exc.strerror or str(exc), path=directory) from None
     for entry in entries:
-        m = _NAME_RE.match(entry.name)
-        if m is None or "thunk" in entry.name or m.group(2).endswith(_NOT_HLO_SUFFIXES):
+        m = MODULE_NAME_RE.match(entry.name)
+        if m is None or "thunk" in entry.name or m.group(2).endswith(NOT_HLO_SUFFIXES):
             continue
         if not entry.is_file():
             if warnings is not None and not entry.is_dir():
                 warnings.append(InputWarning("module file skipped: not a readable regular file (a dangling link?)",
                                              path=entry.path))
             continue
-        dump_file = _read_dump_file(entry.path, int(m.group(1)), m.group(2), warnings)
+        dump_file = read_dump_file(entry.path, int(m.group(1)), m.group(2), warnings)
         if dump_file is not None:
             found.append(dump_file)
     found.sort(key=DumpFile.order)
     return found
 
 
-def _read_dump_file(path: str, number: int, rest: str,
+def read_dump_file(path: str, number: int, rest: str,
                     warnings: list[InputWarning] | None = None) -> DumpFile | None:
     """The file's module name (from its first line) and stage (from its name), or None when it is not HLO."""
     try:

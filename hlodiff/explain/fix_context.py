@@ -36,7 +36,8 @@ from hlodiff.explain.family_values import family_constants, family_first_types, 
 from hlodiff.explain.first_step_tensors import first_step_made, materialized
 from hlodiff.explain.fix_evidence import (graph_grows, inputs_repeat, joins_grow, library_step, only_added,
                                           ops_use_new_inputs, family_reads_pile_up, scalars_grow, slices_rearranged, state_returned,
-                                          updated_in_place, updates_removed, trains_new_tensors,
+                                          updated_in_place, updates_removed, trains_new_tensors, gradient_op_added,
+                                          new_inputs_feed_step,
                                           donors_trained, donors_updated)
 from hlodiff.explain.library_branches import library_branch, library_start
 from hlodiff.explain.update_dropped import update_dropped
@@ -129,7 +130,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
             params_added=parameters_added(r) and trains_new_tensors(r), state_added=state_added(r),
-            updated_in_place=updated_in_place(r), trains=trains_new_tensors(r), updates_removed=updates_removed(r), update_dropped=update_dropped(r), carried_scalar=carried_scalar(r),
+            updated_in_place=updated_in_place(r), trains=trains_new_tensors(r), gradient_added=gradient_op_added(r),
+            feeds_step=new_inputs_feed_step(r), updates_removed=updates_removed(r), update_dropped=update_dropped(r), carried_scalar=carried_scalar(r),
             donors_updated=donors_updated(r), donors_trained=donors_trained(r),
             compilations_only=not seen_all.get(r.family.key, True), only_added=only_added(r),
             optimizer_in_cycle=accumulating.get(r.family.key, False), rotation=rotating.get(r.family.key, False),

@@ -252,20 +252,35 @@ def updated_in_place(r) -> bool:
 
 
 def trains_new_tensors(r) -> bool:
-    """The tensors this graph adds are trained, not merely updated: an instruction it adds is a ``dot`` or a
-    ``convolution`` (the new tensors' weight gradient: layers unfrozen), or its new inputs feed work the other graph
-    had too (the forward and loss: a pruning reparametrization's weight_orig * weight_mask read by the kept matmul).
+    """The tensors this graph adds are trained, not merely updated: a gradient op is added
+    (:func:`gradient_op_added`: layers unfrozen) or the new inputs feed work the other graph had too
+    (:func:`new_inputs_feed_step`: a pruning reparametrization's weight_orig * weight_mask read by the kept matmul).
     An EMA of the weights started after a warm-up (last read of the twelfth stop, lr_ema_after_warmup) adds inputs
-    that only its own multiplies and adds read, back into its own outputs: no gradient, nothing else fed."""
+    that only its own multiplies and adds read, back into its own outputs: neither. Two kinds of evidence, kept as
+    two facts (``gradient_added``, ``feeds_step``) so a rule can ask for one; the rows that take either ask this."""
+    return gradient_op_added(r) or new_inputs_feed_step(r)
+
+
+def gradient_op_added(r) -> bool:
+    """The graph adds a ``dot`` or a ``convolution``: the new tensors' weight gradient when layers are unfrozen or
+    parameters added. It says nothing of what the op reads: a forward in eval over new layers, or a queue read for
+    negatives (lr50_tx_queue_begun_late), adds one too."""
+    if r.diff is None or r.diff.equal:
+        return False
+    return any(ch.right.opcode in ("dot", "convolution") for ch in r.diff.changes
+               if ch.left is None and ch.right is not None)
+
+
+def new_inputs_feed_step(r) -> bool:
+    """An input the graph adds reaches, through ops it adds, an instruction both graphs have (not the root): the new
+    tensors feed the step's own work (prune's weight_orig and weight_mask into the kept forward matmul), not only
+    their own update (an EMA's inputs, read by its multiplies and adds, back into its outputs)."""
     if r.diff is None or r.diff.equal:
         return False
     cm = getattr(r.graph, "_canonical", None)
-    added = {ch.right.name for ch in r.diff.changes if ch.left is None and ch.right is not None}
-    if any(ch.right.opcode in ("dot", "convolution") for ch in r.diff.changes
-           if ch.left is None and ch.right is not None):
-        return True
     if cm is None:
         return False
+    added = {ch.right.name for ch in r.diff.changes if ch.left is None and ch.right is not None}
     entry = cm.entry
     new_inputs = [o.right.name for c in r.causes if c.kind == "inputs" for o in c.origins
                   if o.left is None and o.right is not None and o.right.opcode == "parameter"]

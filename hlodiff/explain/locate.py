@@ -168,7 +168,7 @@ def hint_for(cause: Cause, graph: GraphSummary, *, has_reports: bool) -> str | N
     if cause.locations:
         return None
     record = graph.record
-    from hlodiff.diff.fixes import producer_from_name
+    from hlodiff.hlo.producer import producer_from_name
 
     producer = producer_from_name(graph.name or record.module_name or "")
     jax = producer == "jax"

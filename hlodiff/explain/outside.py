@@ -9,7 +9,7 @@ wrote beside the module) and otherwise says so plainly.
 
 from __future__ import annotations
 
-from hlodiff.diff.fixes import FixContext, decide, producer_from_name
+from hlodiff.diff.fixes import FixContext, decide
 from hlodiff.diff.header import PARTITIONING
 from hlodiff.diff.model import Cause, ModuleDiff
 from typing import Callable
@@ -17,6 +17,7 @@ from typing import Callable
 from hlodiff.dumps.graph_record import GraphRecord
 from hlodiff.explain.inventory import GraphSummary
 from hlodiff.hlo.model import SourceFrame, user_frame
+from hlodiff.hlo.producer import producer_from_name
 
 
 def option_causes(left: GraphSummary, right: GraphSummary,

@@ -7,9 +7,9 @@ fix_context imports the other two: kept there, it tied them in an import circle.
 
 from __future__ import annotations
 
-from hlodiff.diff.fixes import producer_from_name, producer_of
 from hlodiff.dumps.graph_record import TRACED_KINDS
 from hlodiff.explain.inventory import GraphSummary
+from hlodiff.hlo.producer import producer_from_name, producer_of
 
 
 def producer(graph: GraphSummary) -> str | None:

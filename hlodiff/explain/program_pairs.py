@@ -107,7 +107,8 @@ def _pair_diff_cause(a: GraphRecord, b: GraphRecord) -> Cause | None:
     ``compare`` on the same pair names the slice at the user's line). compare-runs already decided the two stand
     for one program; its HLO difference is the answer."""
     from hlodiff.diff import diff_canonical
-    from hlodiff.diff.fixes import FixContext, apply_fixes, producer_of
+    from hlodiff.diff.fixes import FixContext, apply_fixes
+    from hlodiff.hlo.producer import producer_of
     from hlodiff.graph import canonicalize
 
     lcm, rcm = canonicalize(a.module()), canonicalize(b.module())

@@ -209,7 +209,8 @@ def _rank_fixes(d: Divergence) -> None:
     """The fix of a divergence's causes, chosen with what the comparison is: two ranks at one step, not two steps
     (review F7: "kept on some steps only" for a metric computed on the master rank only). Only the rows written
     for ranks replace a fix; the others stay as the differ chose them."""
-    from hlodiff.diff.fixes import FixContext, decide, producer_from_name
+    from hlodiff.diff.fixes import FixContext, decide
+    from hlodiff.hlo.producer import producer_from_name
 
     graph = d.graph or d.majority
     producer = producer_from_name(graph.name or graph.record.module_name or "") if graph is not None else None

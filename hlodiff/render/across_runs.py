@@ -31,6 +31,7 @@ from hlodiff.explain.run_arguments import ARGUMENT_DTYPES, ARGUMENT_LEAVES, ARGU
 from hlodiff.render.across_runs_fixes import (ACROSS_RUNS_RULES, CACHE_FIXES, GRAPH_FIXES,  # noqa: F401 (API)
                                             setting_fix)
 from hlodiff.render.across_runs_reasons import compared_words, short_line, value_words, why_text
+from hlodiff.render.plural import counted
 
 PIECES_SWITCH = {"jit_disabled": "jit disabled", "eager_mode": "torch_xla's eager mode"}
 """The switch behind an op-by-op run B, as its summary names it."""
@@ -237,7 +238,7 @@ def summary_text(result: AcrossRuns) -> str:
     # a load of an entry run A never wrote (run B's own, from earlier in run B) is no program run A had compiled
     again = result.recompiled
     new = len(result.verdicts) - len(shared)
-    tail = f"; {new} program{'s' if new != 1 else ''} {name_a} never compiled" if new else ""
+    tail = f"; {counted(new, 'program')} {name_a} never compiled" if new else ""
     if not again:
         hits = sum(1 for v in shared if v.verdict == "hit")
         if (log := getattr(result.run_b, "jax_log", None)) is not None and log.without_compiles and log.traced:
@@ -245,7 +246,7 @@ def summary_text(result: AcrossRuns) -> str:
                                           configured_as=name_a if log.looked_up else None)
         if not hits:  # nothing of run A asked for: "loaded all 0" read as a warm start
             return f"{name_b} asked for none of the programs {name_a} had compiled{tail}"
-        return (f"{name_b} loaded all {hits} program{'s' if hits != 1 else ''} {name_a} had compiled from the "
+        return (f"{name_b} loaded all {counted(hits, 'program')} {name_a} had compiled from the "
                 f"persistent cache{tail}")
     seconds = sum(v.seconds or 0.0 for v in again)
     cost = f" ({seconds:.2f} s of compilation)" if any(v.seconds is not None for v in again) else ""
@@ -270,7 +271,7 @@ def _compiled_words(again: list[Verdict], shared: list[Verdict], name_a: str) ->
                      if len(same) == had else f"compiled again {len(same)} of the {had} programs {name_a} had compiled")
     if differs:
         n = len(differs)
-        parts.append(f"compiled {n} program{'s' if n != 1 else ''} {name_a} never compiled")
+        parts.append(f"compiled {counted(n, 'program')} {name_a} never compiled")
     return " and ".join(parts)
 
 
@@ -281,7 +282,7 @@ def silent_log_summary(name_b: str, traced: list[str], hits: int, tail: str, con
     for none". ``configured_as`` (run A's name): run B logged a miss for a program of its own (one run A never
     compiled), so a cache was configured and the silence is a load."""
     names = ", ".join(dict.fromkeys(traced[:3])) + (", ..." if len(dict.fromkeys(traced)) > 3 else "")
-    loaded = f"{name_b} loaded {hits} program{'s' if hits != 1 else ''} from the persistent cache; " if hits else ""
+    loaded = f"{name_b} loaded {counted(hits, 'program')} from the persistent cache; " if hits else ""
     if configured_as:
         return (f"{loaded}{name_b} traced {names} and logged a persistent-cache miss only for programs "
                 f"{configured_as} never compiled: a cache was configured, so the programs it logged no miss for "
@@ -297,7 +298,7 @@ def _pieces_summary(result: AcrossRuns, group: list[Verdict], cost: str) -> str:
     name_a, name_b = run_names(result)
     programs = len(compiled_programs(result.run_a))
     names = ", ".join(dict.fromkeys(label(v) for v in group[:3])) + (", ..." if len(group) > 3 else "")
-    return (f"{name_b} compiled none of the {programs} program{'s' if programs != 1 else ''} {name_a} ran: "
+    return (f"{name_b} compiled none of the {counted(programs, 'program')} {name_a} ran: "
             f"it ran them op by op ({PIECES_SWITCH[group[0].reason or '']}), {len(group)} programs of a few "
             f"operations each{cost} ({names})")
 

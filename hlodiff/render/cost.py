@@ -14,6 +14,7 @@ from hlodiff.render.cost_headline import render_headline
 from hlodiff.render.fit import Column, FitTable
 from hlodiff.render.terminal import Hanging
 from hlodiff.render.units import human_bytes
+from hlodiff.render.plural import counted, noun
 
 
 def _b(n: int | None) -> str:
@@ -32,7 +33,7 @@ def render_cost(console: Console, run: RunCost) -> None:
     graphs = run.graphs
     loaded = sum(1 for g in graphs if g.loaded)
     compiled = sum(1 for g in graphs if g.compiled) - loaded
-    head = f"[bold]{len(graphs)} graph{'s' if len(graphs) != 1 else ''}[/], {compiled} compiled"
+    head = f"[bold]{counted(len(graphs), 'graph')}[/], {compiled} compiled"
     if loaded:
         head += f", {loaded} loaded from the persistent cache"
     if run.compile_seconds is not None:
@@ -125,15 +126,15 @@ def _sources(console: Console, run: RunCost) -> None:
         order = list(_PEAK_WORDS)
         ranked = sorted(counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
         parts = [f"{_PEAK_WORDS.get(k, k)} for {n}" for k, n in ranked]
-        plural = "s" if sum(counts.values()) != 1 else ""
-        console.print(f"peak memory: {escape(', '.join(parts))} compiled graph{plural}", highlight=False)
+        console.print(f"peak memory: {escape(', '.join(parts))} compiled {noun(sum(counts.values()), 'graph')}",
+                      highlight=False)
     unknown = {}
     for g in run.graphs:
         for u in g.unknowns:
             unknown.setdefault(u, []).append(g.ref)
     for u, refs in unknown.items():
-        console.print(Hanging(Text(f"{u.figure.replace('_', ' ')} unknown (?) for {len(refs)} graph"
-                                   f"{'s' if len(refs) != 1 else ''}: {u.reason}; given by {u.capture}"), 2),
+        console.print(Hanging(Text(f"{u.figure.replace('_', ' ')} unknown (?) for {counted(len(refs), 'graph')}: "
+                                   f"{u.reason}; given by {u.capture}"), 2),
                       highlight=False)
 
 
@@ -226,8 +227,8 @@ def _boundary(console: Console, run_of: list, times: int, labels: dict) -> None:
     roles = ", ".join(f"{t.count} {role.replace('_', ' ')} {_b(t.bytes)}" for role, t in b.by_role().items()
                       if role != "unknown")
     state = STATE_NOTE if state_only(b) else ""  # review 15 F9: the weights and momentum are no problem
-    console.print(Hanging(Text.from_markup(f"  {escape(head)}: {len(b.tensors)} tensor"
-                                           f"{'s' if len(b.tensors) != 1 else ''}{each}, {_b(b.bytes)}"
+    console.print(Hanging(Text.from_markup(f"  {escape(head)}: {counted(len(b.tensors), 'tensor')}"
+                                           f"{each}, {_b(b.bytes)}"
                                            + (f": {escape(roles)}" if roles else "") + state), 4),
                   highlight=False)
     for t in b.tensors[:SHOWN_TENSORS]:
@@ -264,7 +265,7 @@ def _pipeline(console: Console, run: RunCost) -> None:
             roles = ", ".join(f"{role.replace('_', ' ')} {_b(t.bytes)}" for role, t in s.roles.items())
             note = "" if s.complete else f" (only {s.reported} of {len(s.graphs)} graphs recorded: at least)"
             state = STATE_NOTE if roles_state_only(s.roles) else ""
-            console.print(Hanging(Text(f"  {r.source} step {s.step} ({len(s.graphs)} graph{'s' if len(s.graphs) != 1 else ''}: {phases}): "
+            console.print(Hanging(Text(f"  {r.source} step {s.step} ({counted(len(s.graphs), 'graph')}: {phases}): "
                                        f"{_b(s.bytes)} in {s.tensors} tensors{note}" + (f": {roles}" if roles else "")
                                        + state), 4), highlight=False)
         if quiet:

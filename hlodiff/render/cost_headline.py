@@ -12,15 +12,12 @@ from hlodiff.cost.round_trips import HostReturn
 from hlodiff.diff.fix_rules import CONDITION_READ_RULE, RULES_BY_NAME
 from hlodiff.diff.library_reads import LIBRARY_READS
 from hlodiff.render.terminal import Hanging
+from hlodiff.render.plural import counted
 from hlodiff.render.units import human_bytes
 
 
 def _at(h: CostHeadline) -> str:
     return f" at {h.location.short()}" if h.location is not None else ""
-
-
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
 def _graph(h: CostHeadline) -> str:
@@ -61,14 +58,14 @@ def _sentence(h: CostHeadline) -> str:
         why = {"dtype": f": no output has its dtype (the closest output is {h.closest})",
                "shape": f": no output has its shape (the closest output is {h.closest})"}.get(h.mismatch or "", "")
         if not why:
-            return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
+            return (f"{counted(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
                     f"{_graph(h)}: no output has {'its' if h.count == 1 else 'their'} shape and dtype, so the "
                     f"donation is dropped (JAX warns 'Some donated buffers were not usable')")
-        return (f"{_plural(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
+        return (f"{counted(h.count, 'donated array')} ({shapes}, {human_bytes(h.bytes)}) could not be used by "
                 f"{_graph(h)}{why}; the donation is dropped and old and new values are both held")
     if h.kind == "loop_buffer_copy" and h.shift:
         return (f"a loop-carried buffer {shapes} is shifted whole to append a row, every iteration of %{h.loop} in "
-                f"{h.graph} ({_plural(h.count, 'whole copy', 'whole copies')} an iteration, {human_bytes(h.bytes)} "
+                f"{h.graph} ({counted(h.count, 'whole copy', 'whole copies')} an iteration, {human_bytes(h.bytes)} "
                 f"per step)")
     if h.kind == "loop_buffer_copy" and h.masked:
         return (f"a loop-carried buffer {shapes} is rewritten whole through a mask to write one position, every "
@@ -90,21 +87,21 @@ def _sentence(h: CostHeadline) -> str:
                 f"{human_bytes(h.bytes)} per step, and the stacked output holds a copy of it per iteration)")
     if h.kind == "loop_buffer_copy" and h.kept_old:
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
-                f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step): the body "
+                f"({counted(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step): the body "
                 f"carries the buffer's old value, from before its in-place write, in a second element of the loop's "
                 f"carry, so XLA keeps both versions")
     if h.kind == "loop_buffer_copy" and h.stale_read:
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
-                f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step): the body "
+                f"({counted(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step): the body "
                 f"reads the buffer's old value beside writing it in place, so XLA keeps both versions")
     if h.kind == "loop_buffer_copy":
         return (f"a loop-carried buffer {shapes} is copied whole every iteration of %{h.loop} in {h.graph} "
-                f"({_plural(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
+                f"({counted(h.count, 'copy', 'copies')} an iteration, {human_bytes(h.bytes)} per step)")
     if h.kind == "held_across_graphs":
         what = {"activation": "activations saved for the backward",
                 "gradient": "gradients"}.get(h.role or "", "tensors")
         ended = {"sync": "a sync", "save": "a save", "read": "a value read"}.get(h.cut or "", "something")
-        return (f"{_plural(h.count, 'tensor')} ({what}, {human_bytes(h.bytes)}) cross from {h.graph} to the next "
+        return (f"{counted(h.count, 'tensor')} ({what}, {human_bytes(h.bytes)}) cross from {h.graph} to the next "
                 f"graph ({_times(h.times)} in this run): {ended}{_at(h)} ends a graph in the middle of the step")
     if h.kind == "read_in_step":
         then = f" at {h.then_at.short()}" if h.then_at is not None else ""
@@ -127,14 +124,14 @@ def _sentence(h: CostHeadline) -> str:
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
     if h.kind == "not_donated" and h.unchanged == h.count:
-        return (f"{_graph(h)} returns {_plural(h.count, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}): "
+        return (f"{_graph(h)} returns {counted(h.count, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}): "
                 f"undonated, each is copied into a buffer of its own on every call and old and new are held together")
     if h.kind == "not_donated":
         if h.unchanged:
-            return (f"{_graph(h)} returns new values of {_plural(h.count - h.unchanged, 'input')} and "
-                    f"{_plural(h.unchanged, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}), each in a buffer "
+            return (f"{_graph(h)} returns new values of {counted(h.count - h.unchanged, 'input')} and "
+                    f"{counted(h.unchanged, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}), each in a buffer "
                     f"of its own: old and new are held together")
-        return (f"{_graph(h)} computes new values of {_plural(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
+        return (f"{_graph(h)} computes new values of {counted(h.count, 'input')} ({shapes}, {human_bytes(h.bytes)}) "
                 f"into buffers of their own: old and new are held together")
     return h.kind
 

@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hlodiff.render.hanging import Hanging
+from hlodiff.render.plural import noun
 
 
 def render_dynamo(console: Console, dynamo) -> None:
@@ -155,7 +156,7 @@ def render_dynamo(console: Console, dynamo) -> None:
                 else "without Dynamo's log, whether Dynamo retraced is not known (if the TORCH_LOGS=recompiles,"
                 "graph_breaks you captured is empty, it never did)" if dynamo.no_log
                 else "Dynamo recompiled nothing unexpected")
-        console.print(Hanging(Text(f"expected: {k} XLA compilation{'s' if k != 1 else ''} by torch_xla's Dynamo bridge "
+        console.print(Hanging(Text(f"expected: {k} XLA {noun(k, 'compilation')} by torch_xla's Dynamo bridge "
                                    f"(Dynamo's graphs, their backward, the bridge's own syncs and warm-up); {tail}",
                                    style="dim"), 10), highlight=False)
     console.print()

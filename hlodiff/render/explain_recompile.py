@@ -15,6 +15,7 @@ from rich.text import Text
 from hlodiff.diff.fix_stance import NOTHING_TO_FIX
 from hlodiff.render.hanging import Hanging
 from hlodiff.render.terminal import _HEADLINE_FIX, _render_details, _short_ref, frame_text, render_causes
+from hlodiff.render.plural import counted
 
 _LOADED: ContextVar[frozenset] = ContextVar("loaded", default=frozenset())
 """Refs of the programs the run loaded from a persistent cache: told as loaded, never as compiled (review 15, F6)."""
@@ -122,7 +123,7 @@ def render_recompilation(console: Console, r, *, verbose: bool = False) -> None:
     elif hidden:  # an eager op: its first cause says it all; the rest are inside JAX's own code (review 6 F9)
         render_causes(console, [c for c in r.causes if all(c is not h for h in hidden)], notes=notes)
         console.print(Hanging(Text(
-            f"  {'':<10}and {len(hidden)} more cause{'s' if len(hidden) != 1 else ''} inside the op's own code (JAX "
+            f"  {'':<10}and {counted(len(hidden), 'more cause')} inside the op's own code (JAX "
             "keeps no line of yours there): the same new shape, the same expected compilation (-v lists them)",
             style="dim"), 14), highlight=False)
     else:

@@ -16,6 +16,7 @@ import json
 
 from hlodiff.errors import printable
 from hlodiff.explain.live_events import LiveEvent
+from hlodiff.render.plural import counted
 
 PREFIX = "hlodiff: "
 
@@ -54,8 +55,8 @@ def watch_stopped(path: str, end=None) -> str:
         return f"{PREFIX}stopped following {path}; {full}"
     idle = f"{end.idle:g} s"
     if end.graphs:
-        graphs = "1 graph" if end.graphs == 1 else f"{end.graphs} graphs"
-        return f"{PREFIX}stopped following {path}: nothing changed for {idle} ({graphs} read); {full}"
+        return (f"{PREFIX}stopped following {path}: nothing changed for {idle} ({counted(end.graphs, 'graph')} "
+                f"read); {full}")
     waited = ("an XLA dump module, a PT_XLA_DEBUG log or a save-tensors file in it" if not end.decided
               else "a graph in " + ", ".join(f.rstrip("/").rsplit("/", 1)[-1] or f for f in end.files))
     return (f"{PREFIX}stopped following {path}: nothing changed for {idle} and no graph was written yet (waited for "

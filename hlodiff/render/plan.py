@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hlodiff.render.plural import counted
+
 
 def _pct(fraction: float) -> str:
     return f"{fraction * 100:.0f} %" if fraction >= 0.01 or fraction == 0 else f"{fraction * 100:.1f} %"
@@ -27,7 +29,7 @@ def plan_text(plan: dict) -> str:
     kind = plan.get("kind")
     if kind == "preallocate":
         return (f"plan: {seen}, a new larger one every time: preallocate the largest size seen ({buckets}) and "
-                f"mask → {planned} graph{'s' if planned != 1 else ''} instead of {now}")
+                f"mask → {counted(planned, 'graph')} instead of {now}")
     if kind == "expected":
         return f"plan: {seen}: already on {now} buckets ({buckets}): one graph per bucket is expected"
     p2 = plan.get("powers_of_two") or {}
@@ -39,8 +41,8 @@ def plan_text(plan: dict) -> str:
     # one bucket: "pad up to 4"; several: each size to the next bucket, which "pad up to 7, 12" did not say (review 6)
     several = len(plan.get("buckets") or []) > 1
     target = f"pad each size up to the next of {buckets}" if several else f"pad up to {buckets}"
-    graphs = f"{target} → {planned} graph{'s' if planned != 1 else ''} instead of {now}"
-    p2_graphs = f"powers of two: {p2.get('graphs')} graph{'s' if p2.get('graphs') != 1 else ''}"
+    graphs = f"{target} → {counted(planned, 'graph')} instead of {now}"
+    p2_graphs = f"powers of two: {counted(p2.get('graphs'), 'graph')}"
     one = _one_size(plan, sizes, executions) if several else ""
     if not executions:
         # review 13 F7: each size counted once per compilation is no share of the work (T1's dump: "60 %" for

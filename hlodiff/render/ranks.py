@@ -13,6 +13,7 @@ from hlodiff.explain.ranks import position_word
 from hlodiff.render.story_view import render_graph_causes
 from hlodiff.render.terminal import Hanging, render_causes, render_inventory
 from hlodiff.render.explain_recompile import render_explanation
+from hlodiff.render.plural import counted
 
 
 def render_job(console: Console, job, *, verbose: bool = False) -> None:
@@ -48,8 +49,7 @@ def _head(console: Console, job) -> None:
         elif result.explanation is not None:
             what = result.explanation.summary
         else:
-            what = (f"{entry['graphs']} graph{'s' if entry['graphs'] != 1 else ''}, {entry['compilations']} "
-                    f"compilation{'s' if entry['compilations'] != 1 else ''}")
+            what = f"{counted(entry['graphs'], 'graph')}, {counted(entry['compilations'], 'compilation')}"
         console.print(Hanging(Text(f"  rank {spec.rank:<3} {what}"), 11), highlight=False)
         console.print(Hanging(Text(f"  {'':<8} {', '.join(spec.paths)} ({spec.identified_by})", style="dim"), 11),
                       highlight=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from hlodiff.render.plural import counted
 
 
 @dataclass(slots=True)
@@ -65,7 +66,7 @@ def exit_note(status: int, recompilations: int | None = None, unexpected: int | 
 
 
 def _counted(n: int, unexpected: int | None, follow_dynamo: int = 0) -> str:
-    count = f"{n} recompilation{'s' if n != 1 else ''}"
+    count = counted(n, 'recompilation')
     if n and follow_dynamo:
         parts = [f"{'all' if follow_dynamo == n else follow_dynamo} by the bridge after Dynamo's"]
         if unexpected:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterator
 from hlodiff.errors import printable
 from hlodiff.render import json_out
 from hlodiff.render.write import Inputs
+from hlodiff.render.plural import counted
 
 if TYPE_CHECKING:  # rich is imported where a report is drawn: a --json run never loads it
     from rich.console import Console
@@ -48,8 +49,7 @@ def render_sequence(console: Console, sequence, *, verbose: bool = False) -> Non
     from hlodiff.render.terminal import render_diff
 
     steps = sequence.steps
-    console.print(f"{sequence.graphs} graph{'s' if sequence.graphs != 1 else ''}, {len(steps)} "
-                  f"change{'s' if len(steps) != 1 else ''} "
+    console.print(f"{counted(sequence.graphs, 'graph')}, {counted(len(steps), 'change')} "
                   f"(each new graph against the previous distinct graph of its family)", highlight=False)
     for step in steps:
         console.print()
@@ -129,8 +129,8 @@ def render_warmup_verdict(console: Console, explained) -> None:
         return
     n, unexpected = len(explained.explanation.recompilations), len(explained.unexpected)
     head = (f"--warmup {explained.warmup}: "
-            + (f"{unexpected} unexpected recompilation{'s' if unexpected != 1 else ''}" if unexpected
-               else "no unexpected recompilation") + f" after the first {explained.warmup} step{'s' if explained.warmup != 1 else ''}")
+            + (counted(unexpected, 'unexpected recompilation') if unexpected
+               else "no unexpected recompilation") + f" after the first {counted(explained.warmup, 'step')}")
     expected = n - unexpected
     tail = f"; {expected} expected (warm-up, setup or JAX eager ops)" if expected else ""
     console.print()

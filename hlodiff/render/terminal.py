@@ -22,6 +22,7 @@ from hlodiff.render.fit import Column, FitTable
 from hlodiff.render.hanging import Hanging
 from hlodiff.render.units import human_bytes
 from hlodiff.hlo.model import SourceFrame
+from hlodiff.render.plural import counted
 
 KIND_STYLE = {
     "reordered": "cyan", "shape": "magenta", "dtype": "magenta", "layout": "blue", "constant": "yellow",
@@ -86,8 +87,8 @@ def render_inventory(console: Console, summaries) -> None:
     one_source = len(sources) == 1
     where = f" in {escape(sources[0])}" if one_source else ""
     also = f", {loaded:,} loaded from the persistent cache" if loaded else ""
-    console.print(f"[bold]{len(summaries):,} graph{'s' if len(summaries) != 1 else ''}[/]{where}, "
-                  f"{compiled:,} compilation{'s' if compiled != 1 else ''}{also}", highlight=False)
+    console.print(f"[bold]{counted(len(summaries), 'graph', grouped=True)}[/]{where}, "
+                  f"{counted(compiled, 'compilation', grouped=True)}{also}", highlight=False)
     rows, summarised = table_rows(summaries)
     if summarised:
         console.print(Text("(summarised: runs of cache hits are one row; --json lists every graph)", style="dim"),
@@ -146,7 +147,7 @@ def render_diff(console: Console, diff: ModuleDiff, left_ref: str, right_ref: st
         console.print("[green]equal after normalization[/]", highlight=False)
     else:
         n = len(diff.causes)
-        console.print(f"[red]{n} difference{'s' if n != 1 else ''}[/]", highlight=False)
+        console.print(f"[red]{counted(n, 'difference')}[/]", highlight=False)
     render_causes(console, diff.causes)
     if diff.ignored:
         console.print(Text("ignored: " + "; ".join(i.summary for i in diff.ignored), style="dim"), highlight=False)

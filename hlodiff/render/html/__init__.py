@@ -14,6 +14,7 @@ from hlodiff.render.html.page import esc, page
 from hlodiff.render.html.recompile_view import Pair, causes_html, graphs_html
 from hlodiff.render.html.run_view import graph_table, run_header, timeline, toc
 from hlodiff.render.write import Inputs, write_text
+from hlodiff.render.plural import counted
 
 if TYPE_CHECKING:
     from hlodiff.dumps.cost_evidence import RunGraphsCost
@@ -83,7 +84,7 @@ def render_compare(doc: dict, pair: Pair | None, *, sources: SourceText) -> str:
     left, right = doc.get("left_ref", "left"), doc.get("right_ref", "right")
     stats = doc.get("stats") or {}
     verdict = ("equal after normalization" if doc.get("equal")
-               else f"{len(doc.get('causes') or [])} difference{'s' if len(doc.get('causes') or []) != 1 else ''}")
+               else counted(len(doc.get('causes') or []), 'difference'))
     body = [f"<h1>{esc(left)} → {esc(right)}</h1>", f"<p class='summary'>{esc(verdict)}</p>",
             f"<p class='dim small'>instructions {stats.get('left_instructions', 0):,} → "
             f"{stats.get('right_instructions', 0):,}; matched {stats.get('matched', 0):,} "
@@ -103,7 +104,7 @@ def render_compare(doc: dict, pair: Pair | None, *, sources: SourceText) -> str:
 def render_sequence(doc: dict, pairs: list[Pair | None], *, sources: SourceText) -> str:
     """``compare DUMP``: each graph against the previous distinct one of its family, one section each."""
     comparisons = doc.get("comparisons") or []
-    body = [f"<h1>{doc.get('graphs', 0)} graphs, {len(comparisons)} change{'s' if len(comparisons) != 1 else ''} "
+    body = [f"<h1>{doc.get('graphs', 0)} graphs, {counted(len(comparisons), 'change')} "
             "(each new graph against the previous distinct graph of its family)</h1>"]
     if comparisons:
         body.append("<nav class='toc'>" + "".join(f"<a href='#change-{k}'>{esc(c.get('right_ref'))}</a>"

@@ -8,6 +8,7 @@ from hlodiff.dumps.page_source import SourceText
 from hlodiff.render.html.page import esc, prose
 from hlodiff.render.html.recompile_view import causes_html
 from hlodiff.render.units import human_bytes
+from hlodiff.render.plural import noun
 
 
 def _num(value, unit: str = "") -> str:
@@ -156,7 +157,7 @@ def ranks_section(doc: dict, sources: SourceText) -> str:
         out.append(f"<p>All {len(ranks)} ranks compiled the same graphs.</p>")
     for d in divergence or []:
         which = ", ".join(map(str, d.get("ranks") or []))
-        out.append(f"<h3>step {esc(d.get('step'))}: rank{'s' if len(d.get('ranks') or []) != 1 else ''} "
+        out.append(f"<h3>step {esc(d.get('step'))}: {noun(len(d.get('ranks') or []), 'rank')} "
                    f"{esc(which)} ran {esc(d.get('ref'))}; the majority ran {esc(d.get('majority_ref'))}</h3>")
         if d.get("summary"):
             out.append(f"<p>{prose(d['summary'])}</p>")

@@ -13,6 +13,7 @@ import re
 from typing import Callable
 
 from hlodiff.render.html.page import esc
+from hlodiff.render.plural import counted
 
 LONG_LINE_TOKENS = 400
 
@@ -101,7 +102,7 @@ def _char_runs(toks: list[str], marks: list[bool], starts: list[int]) -> list[tu
 def _changes(marks: list[bool]) -> str:
     """``", 3 changes"`` (the marked runs), or nothing when none is marked."""
     changes = sum(1 for k, m in enumerate(marks) if m and (k == 0 or not marks[k - 1]))
-    return f", {changes:,} change{'s' if changes != 1 else ''}" if changes else ""
+    return f", {counted(changes, 'change', grouped=True)}" if changes else ""
 
 
 def _elided(toks: list[str], marks: list[bool]) -> str:

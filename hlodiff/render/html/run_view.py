@@ -11,6 +11,7 @@ import string
 
 from hlodiff.render.html.page import esc, frame_text, prose, short_frame
 from hlodiff.render.html.recompile_view import recompilation_anchor
+from hlodiff.render.plural import counted
 from hlodiff.render.units import human_bytes
 
 MAX_STEPS = 400
@@ -96,8 +97,8 @@ def timeline(doc: dict) -> str:
     pats = "".join(f"<li>{prose(p)}</li>" for p in patterns)
     # An XLA dump holds compilations only: a column is a compilation of its function, not a training step.
     unit = "compilation" if dumped else "step"
-    return (f"<h2 id='timeline'>Timeline: {n_steps} {unit}{'s' if n_steps != 1 else ''}, {len(families)} "
-            f"famil{'ies' if len(families) != 1 else 'y'}</h2><ul class='small'>{pats}</ul>"
+    return (f"<h2 id='timeline'>Timeline: {counted(n_steps, unit)}, "
+            f"{counted(len(families), 'family', 'families')}</h2><ul class='small'>{pats}</ul>"
             f"<div class='timeline'><table class='tl'>{''.join(rows)}</table></div>{legend}{more}")
 
 

@@ -22,6 +22,7 @@ from hlodiff.hlo.model import Instruction
 from hlodiff.hlo.printer import format_instruction
 from hlodiff.render.html.highlight import mark_pair, plain
 from hlodiff.render.html.page import esc
+from hlodiff.render.plural import counted
 
 CONTEXT = 3
 """Unchanged rows kept visible above and below each change."""
@@ -74,7 +75,7 @@ def render_pair(lcm: CanonicalModule, rcm: CanonicalModule, prefix: str,
     for k, (_, members) in enumerate(groups.items()):
         if k == MAX_SECTIONS:
             rest = sum(len(m) for m in list(groups.values())[k:])
-            out.append(f"<p class='cap'>{rest} more changed computation{'s' if rest != 1 else ''} not shown "
+            out.append(f"<p class='cap'>{counted(rest, 'more changed computation')} not shown "
                        f"(cap of {MAX_SECTIONS} per report); <code>hlodiff compare -v --json</code> lists every "
                        f"change.</p>")
             break
@@ -165,7 +166,7 @@ def _section(cd: ComputationDiff, sid: str, same_as: list[ComputationDiff]) -> s
     out = [head, f"<div id='{sid}b'>{body}</div>"]
     if same_as:
         listed = ", ".join(f"%{esc(o.left.name)}" for o in same_as[:12]) + (" …" if len(same_as) > 12 else "")
-        out.append(f"<p class='note'>and {len(same_as)} more computation{'s' if len(same_as) != 1 else ''} "
+        out.append(f"<p class='note'>and {counted(len(same_as), 'more computation')} "
                    f"with the same change: {listed}</p>")
     return "\n".join(out)
 
@@ -226,7 +227,7 @@ def _rows_html(cd: ComputationDiff, rows: list[Row], sid: str) -> str:
                            f"lists every change.</p>")
             elif embedded[i]:
                 body = "".join(ctx.row(rows[k], k) for k in range(i, j))
-                out.append(f"<details class='run'><summary>{n:,} unchanged instruction{'s' if n != 1 else ''}"
+                out.append(f"<details class='run'><summary>{counted(n, 'unchanged instruction', grouped=True)}"
                            f"</summary>{table(body)}</details>")
             else:
                 out.append(f"<p class='cap'>{n:,} unchanged instructions not embedded (only the neighbourhoods of "
