@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import ast
 
-from hlodiff.dumps.python_source import _tree_if_present
+from hlodiff.dumps.python_source import tree_if_present
 
 
 def called_detached_and_not(file: str, line: int | None) -> bool:
     """Whether a callable called by name on ``file:line`` is called somewhere in the file with ``X.detach()`` as an
     argument and elsewhere with ``X`` itself (the same expression)."""
-    tree = _tree_if_present(file) if line is not None else None
+    tree = tree_if_present(file) if line is not None else None
     if tree is None:
         return False
     calls: dict[str, list[ast.Call]] = {}
