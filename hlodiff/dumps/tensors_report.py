@@ -115,7 +115,8 @@ class SyncReport:
 def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None, *,
                  ir: str = "all") -> Iterator[SyncReport]:
     """Yield the reports of a file (plain or gzip) in order, streaming. ``ir="roots"`` keeps only each tensor's
-    root IR nodes (bounded memory on multi-GB logs); ``"all"`` keeps every node."""
+    root IR nodes (bounded memory on multi-GB logs); ``"roots+data"`` those and the ``xla::device_data`` leaves (the
+    data a pending tensor reads, with the line that made it); ``"all"`` keeps every node."""
     p = os.fspath(path)
     reader = _Reader(p, warnings, ir)
     if ir == "all":
@@ -141,11 +142,12 @@ class _Reader:
     """State machine over lines: between tensors, in a tensor header, inside ``IR { }``."""
 
     def __init__(self, path: str, warnings: list[InputWarning] | None, ir: str = "all"):
-        if ir not in ("all", "roots"):
+        if ir not in ("all", "roots", "roots+data"):
             raise ValueError(ir)
         self.path = path
         self.warnings = warnings
-        self.roots_only = ir == "roots"
+        self.roots_only = ir in ("roots", "roots+data")
+        self.data_too = ir == "roots+data"
         self.lineno = 0
         self.report: _OpenReport | None = None
         self.tensor: _OpenTensor | None = None
@@ -163,7 +165,8 @@ class _Reader:
             if type(raw) is bytes:
                 tensor = self.tensor
                 if (self.roots_only and tensor is not None and tensor.in_ir and raw.startswith(b"  %")
-                        and raw.endswith(b"\n") and b"ROOT=" not in raw):
+                        and raw.endswith(b"\n") and b"ROOT=" not in raw
+                        and not (self.data_too and b"xla::device_data(" in raw)):
                     tensor.node_count += 1
                     continue
                 raw = decode(raw)
@@ -186,7 +189,7 @@ class _Reader:
         while True:
             tensor = self.tensor
             if tensor is not None and tensor.in_ir:
-                count, roots = buf.skip_ir_nodes()
+                count, roots = buf.skip_ir_nodes((b"ROOT=", b"xla::device_data(") if self.data_too else (b"ROOT=",))
                 tensor.node_count += count - len(roots)
                 self.lineno += count
                 for root in roots:
@@ -298,7 +301,7 @@ class _Reader:
         if not stripped:
             return True
         tensor.node_count += 1
-        if self.roots_only and "ROOT=" not in text:
+        if self.roots_only and "ROOT=" not in text and not (self.data_too and "xla::device_data(" in text):
             return True
         try:
             tensor.nodes.append(parse_ir_node(text))
