@@ -6,7 +6,8 @@ One line per recompilation, readable in a job log among the job's own output, ea
     hlodiff: step 4 recompiled (sync at train.py:14): shape at train.py:10: input shape changed ...; fix: ...
 
 under the first recompilation of a story a few indented lines (the other causes, the closest earlier graph), and
-for the next ones of the same story one line with the count. Expected recompilations (warm-up, setup, one graph
+for the next ones of the same story one line with the count (a fix already printed for the story is referred to,
+not printed again: review 22, F7). Expected recompilations (warm-up, setup, one graph
 per bucket) get one short line with their count, never a block.
 """
 
