@@ -237,8 +237,9 @@ def _fix(h: CostHeadline) -> str:
         return RULES_BY_NAME[CONDITION_READ_RULE].text.format(line=where)
     if h.kind == "read_in_step" and h.host_return is HostReturn.SENT_BACK:
         return ("compute on the device what the host works out from the value (torch.topk, torch.sort, argmax, "
-                "torch.where instead of NumPy's argsort or a Python loop): this step's graph needs the result, so "
-                "moving the read later cannot replace it; then nothing is read and each step is one graph")
+                "torch.where, torch.nn.utils.clip_grad_norm_ instead of NumPy's argsort, a norm taken on the CPU or "
+                "a Python loop): this step's graph needs the result, so moving the read later cannot replace it; then "
+                "nothing is read and each step is one graph")
     if h.kind == "read_in_step" and h.followed_by > 1:
         return (f"the value read decides what is traced after it ({h.followed_by} different graphs followed the "
                 "read), so reading it later removes nothing: if it chooses a branch (`if t.item() > x:`), compute "
