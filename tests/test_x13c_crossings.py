@@ -16,7 +16,7 @@ from helpers import cost_scenario
 from hlodiff.cost.constants import BAKED_BYTES, baked_constants
 from hlodiff.cost.headline import cost_headline
 from hlodiff.cost.model import GraphCost, RunCost, Tally
-from hlodiff.cost.round_trips import sent_back_reads
+from hlodiff.cost.round_trips import sent_back_reads, upload_files
 from hlodiff.cost.source import SourceLocator
 from hlodiff.dumps.line_buffer import _root_lines
 from hlodiff.dumps.tensors_report import iter_reports, parse_reports
@@ -152,3 +152,15 @@ def test_marked_lines_come_in_order_once():
     assert _root_lines(buf, 0, len(buf), (b"ROOT=", b"xla::device_data(")) == [
         b"  %0 = a xla::device_data(), ROOT=0\n", b"  %2 = c xla::device_data()\n"]
     assert _root_lines(buf, 0, len(buf)) == [b"  %0 = a xla::device_data(), ROOT=0\n"]
+
+
+def test_only_the_read_files_leaves_are_kept(tmp_path):
+    """A big model's pending tensors each read every parameter: the reader keeps only leaves made in the files of the
+    read-and-sync windows (here train.py; module.py's convert is left out)."""
+    path = tmp_path / "tensors_report.txt"
+    path.write_text(_report(25))
+    (report,) = iter_reports(path, [], ir="roots+data", data_files=frozenset({"train.py"}))
+    assert [n.location.line for n in report.tensors[0].ir if n.op == "xla::device_data"] == [25]
+    (report,) = iter_reports(path, [], ir="roots+data", data_files=frozenset({"other.py"}))
+    assert [n.op for n in report.tensors[0].ir] == ["aten::add"]
+    assert upload_files(IN_COMP) == {"train.py"}

@@ -134,6 +134,12 @@ def _statement_frame(g: GraphCost):
     return frame
 
 
+def upload_files(graphs: list[GraphCost]) -> frozenset[str]:
+    """The files (basenames) whose device-data leaves :func:`sent_back_reads` asks about: those of its read-and-sync
+    windows (the reports are then read with only those leaves beside the roots)."""
+    return frozenset(body[0] for body, _, _, _ in _windows(graphs).values())
+
+
 class _SentBack:
     """:func:`sent_back_reads`, one report at a time."""
 
