@@ -41,3 +41,15 @@ def test_a_changed_fix_is_printed_in_full_and_then_referred_to():
 def test_a_waiting_fix_is_no_fix_told():
     events = StepOrder().mark([_event("recompiled", 1, "pad it", waits=True), _event("repeat", 2, "pad it")])
     assert lines(events[1])[0].endswith("; fix: pad it")
+
+
+def test_the_scorers_first_word_passes_over_an_eager_op():
+    """rev22_jx_mesh_resize (LIVE_WRONG_NOW, 1/6): with no shouted line, the first expected line was an eager
+    broadcast (:11), counted live and listed after the story at exit; the resize's own expected line comes next."""
+    from live_replay import score_live
+
+    first_word = score_live().first_word
+    eager = LiveEvent("expected", 1, "d#1", "jit_broadcast_in_dim", Told("shape", "s", None, "expected"), eager=1)
+    resize = LiveEvent("expected", 2, "d#2", "jit_train_step", Told("sharding", "s", None, "expected"))
+    assert first_word([eager, resize]) is resize
+    assert first_word([eager]) is eager
