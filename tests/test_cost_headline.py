@@ -255,7 +255,8 @@ def test_gradients_into_the_optimizer_of_an_accumulating_run_are_no_finding():
 def test_precedence_orders_the_findings():
     """Every kind the finders make is in the table, once; a donation asked for and lost heads."""
     assert sorted(PRECEDENCE) == sorted({"donation_unusable", "loop_buffer_copy", "held_across_graphs",
-                                         "read_in_step", "not_donated"})
+                                         "read_in_step", "not_donated", "baked_constant"})
+    assert PRECEDENCE[-1] == "baked_constant"  # once per program: every per-step finding comes first
     from hlodiff.cost.donation import Undonated, UnusableDonation
 
     g = _graph("run#0", name="jit_step", undonated=[Undonated(1, 0, "f32[64]", 256)],

@@ -27,8 +27,10 @@ LIVE_WRONG_NOW = {
     'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
     # new-user review 22, F1: at exit the resized mesh is expected (exit 0); live, its line is an 'expected
-    # recompilation' with no line yet, and the first expected event scored is the eager op before it (:11)
-    'jax/rev22_jx_mesh_resize': 'kind: shape; line: rev22_jx_mesh_resize.py:11 (the eager op told first; the expected resize live says line unknown)',
+    # recompilation' with no line yet: the report finds the call :21 in JAX's cache-miss log, which a record run
+    # reads at exit only (crossings round 13: the eager op before it (:11) is no longer scored as the run's word)
+    'jax/rev22_jx_mesh_resize': 'line: no location; agrees: live sharding at no line (JAX\'s call site is read at '
+                                'exit only)',
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hlodiff import progress
 from hlodiff.cost.alias_copies import aliasing_copies
+from hlodiff.cost.constants import baked_constants
 from hlodiff.cost.copies import find_copies, find_loop_buffer_copies
 from hlodiff.cost.donation import data_arguments, donation_facts
 from hlodiff.cost.reads import heavy_ops
@@ -39,7 +40,7 @@ def module_cost(module: Module, *, ref: str = "", index: int = 0, xla: XlaMemory
         parameters_without_source=_without_source(module, where),
         output_ops=_output_ops(module, where),
         undonated=undonated, unusable_donations=unusable, heavy_ops=heavy_ops(module),
-        data_arguments=data_arguments(module),
+        data_arguments=data_arguments(module), baked_constants=baked_constants(module, where),
     )
 
 

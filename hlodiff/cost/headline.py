@@ -1,6 +1,6 @@
 """The first finding of ``hlodiff cost``: the one thing a user must read before the table of figures.
 
-The table says what every graph costs; a user asks what to change. Five findings name a line to change and what
+The table says what every graph costs; a user asks what to change. Six findings name a line to change and what
 it costs, each from evidence the run's own files hold (none is a guess from sizes):
 
 * ``donation_unusable``: a parameter was donated but no output could take its buffer (the module header's
@@ -14,6 +14,8 @@ it costs, each from evidence the run's own files hold (none is a guess from size
   synced apart, each with its own forward).
 * ``read_in_step``: a value read inside the step (``loss.item()`` before ``opt.step()``) executes a graph of its
   own every step, and the step's graph often computes that work again (:mod:`hlodiff.cost.reads`).
+* ``baked_constant``: a large literal in a JAX program (a NumPy array read through the jitted function's closure,
+  :mod:`hlodiff.cost.constants`): compiled into the executable and held beside the device's buffers.
 * ``not_donated``: a step computes new values of its inputs (``p - lr * g``) into buffers of their own, so old and
   new are held together (:mod:`hlodiff.cost.donation`); an array of the name and shape another function of the run
   takes as its batch (undonated beside donated state, nothing returned like it) is the caller's data, no finding.
@@ -33,10 +35,12 @@ from hlodiff.cost.roles import BACKWARD, FORWARD, OPTIMIZER
 from hlodiff.cost.round_trips import HostReturn, host_return
 from hlodiff.hlo.model import SourceFrame
 
-PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "read_in_step", "not_donated")
+PRECEDENCE = ("donation_unusable", "loop_buffer_copy", "held_across_graphs", "read_in_step", "not_donated",
+              "baked_constant")
 """Which finding heads when several are present: a donation asked for and lost is a plain defect with a plain fix;
 a copy per iteration costs time every step; held tensors cost memory; a read inside the step costs an execution
-(and often the work again) every step; undonated state costs memory the user opted out of saving."""
+(and often the work again) every step; undonated state costs memory the user opted out of saving; a literal baked
+into the program costs compile time and memory once per program."""
 
 SAVED_ROLES = {("activation", OPTIMIZER, BACKWARD), ("activation", OPTIMIZER, OPTIMIZER),
                ("activation", BACKWARD, BACKWARD), ("activation", BACKWARD, OPTIMIZER)}
@@ -375,5 +379,17 @@ def _undonated(run: RunCost) -> CostHeadline | None:
     return best
 
 
+def _baked(run: RunCost) -> CostHeadline | None:
+    """The largest literal baked into a JAX program (:mod:`hlodiff.cost.constants`); ``count``: how many programs
+    of the run carry one of that shape, ``times`` how many of them were compiled."""
+    graphs = [g for g in _compiled(run) if g.baked_constants and framework_of(g.name) == "jax"]
+    if not graphs:
+        return None
+    g = max(graphs, key=lambda g: g.baked_constants[0].bytes)
+    c = g.baked_constants[0]
+    carrying = sum(1 for h in graphs if any(b.shape == c.shape for b in h.baked_constants))
+    return CostHeadline("baked_constant", g.ref, c.bytes, c.location, carrying, shapes=[c.shape])
+
+
 _FINDERS = {"donation_unusable": _unusable, "loop_buffer_copy": _loop_copies, "held_across_graphs": _held,
-            "read_in_step": _read_in_step, "not_donated": _undonated}
+            "read_in_step": _read_in_step, "not_donated": _undonated, "baked_constant": _baked}

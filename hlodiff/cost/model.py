@@ -174,6 +174,9 @@ class GraphCost:
     """A ``read`` made inside a library function (:data:`hlodiff.diff.library_reads.LIBRARY_READS`'s row name, e.g.
     clip_grad_norm_'s non-finite check): no read of the user's (review 20, F3; not in JSON)."""
     called_at: SourceFrame | None = None
+    baked_constants: list = field(default_factory=list, repr=False)
+    """Large literals with no metadata of their own (:class:`hlodiff.cost.constants.BakedConstant`): arrays a
+    jitted function read through its closure (not in JSON; the headline tells the largest)."""
     heavy_ops: dict | None = field(default=None, repr=False)
     """(opcode, shape) -> count of the module's matmuls and convolutions (:mod:`hlodiff.cost.reads`; not in JSON)."""
     stack: tuple = field(default=(), repr=False)

@@ -15,13 +15,15 @@ A value computed on the host from the read and sent back for the same step (hard
 case (:func:`sent_back_reads`, crossings round 10): the step's own graph needs it, so neither reading it later nor
 ``detach()`` is the fix; computing it on the device is. Evidence: bare device data made in the read's file at a line
 strictly between the read and the step's sync that follows it (the batch uploaded above the read is not), which
-that sync's graph reads (``reads=``, required: without it no report says which graph took the upload).
+that sync's graph reads (``reads=``, required: without it no report says which graph took the upload), or a bare
+``device_data`` leaf at such a line in the pending IR of the sync's report (an upload consumed by the step and no
+longer alive as a tensor of its own: gradients clipped on the host and assigned back, crossings round 13).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import Enum
 
 from hlodiff.cost.model import GraphCost
@@ -108,10 +110,34 @@ def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None],
             continue
         if a.ref.rsplit("#", 1)[0] != b.ref.rsplit("#", 1)[0]:
             continue  # the last graph of one dump and the first of the next
-        read, sync = _where(a.trigger), _where(b.trigger)
+        read, sync = _where(_statement_frame(a)), _where(_statement_frame(b))
         if read is not None and sync is not None and read[:2] == sync[:2] and read[2] < sync[2]:
             out[a.ref] = (read[:2], read[2], sync[2], frozenset(a.output_shapes))
     return out
+
+
+COMPREHENSIONS = frozenset({"<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>"})
+"""The functions Python (3.11 and older) makes of a comprehension: ``[p.grad.cpu() for p in params]`` reads inside
+``<listcomp>``, whose lines are those of the statement in the function around it."""
+
+
+def _statement_frame(g: GraphCost):
+    """The frame of the statement that ran a graph: its trigger, or, when that is a comprehension's, the frame of
+    the function the comprehension is written in (the next user frame out, same file), so that a read in a
+    comprehension compares lines with the step's sync in the loop's body."""
+    frame = g.trigger
+    if frame is None or frame.function not in COMPREHENSIONS:
+        return frame
+    for outer in g.stack:
+        if outer.function not in COMPREHENSIONS:
+            return outer if outer.file == frame.file else frame
+    return frame
+
+
+def upload_files(graphs: list[GraphCost]) -> frozenset[str]:
+    """The files (basenames) whose device-data leaves :func:`sent_back_reads` asks about: those of its read-and-sync
+    windows (the reports are then read with only those leaves beside the roots)."""
+    return frozenset(body[0] for body, _, _, _ in _windows(graphs).values())
 
 
 class _SentBack:
@@ -125,13 +151,32 @@ class _SentBack:
         reads = report.reads() if self.windows else None
         if not reads:
             return
-        for tensor in report.tensors:
-            where = _where(user_frame(tensor.frames)) if tensor.is_device_data and tensor.id in reads else None
-            if where is None:
-                continue
-            shape = without_layout_text(tensor.shape_text)
+        for where, shape in _uploads(report, reads):
             self.found.update(ref for ref, (body, first, last, outputs) in self.windows.items()
                               if where[:2] == body and first < where[2] < last and shape not in outputs)
+
+
+def _uploads(report: SyncReport, reads: frozenset[int]) -> Iterator[tuple[tuple[str, str | None, int], str]]:
+    """(where, shape) of the device data the coming graph reads: live tensors it reads (``reads=``), and the bare
+    ``xla::device_data`` leaves in the pending IR of the report's tensors, whose location is the line that made the
+    data. The IR's are what a value sent back and consumed in the same step leaves: gradients clipped on the host and
+    assigned back (``p.grad = g.to(dev)``) are gone by the sync (``zero_grad`` drops them), only the optimizer's
+    pending update still holds them (crossings round 13)."""
+    for tensor in report.tensors:
+        if tensor.is_device_data:
+            if tensor.id in reads and (where := _where(user_frame(tensor.frames))) is not None:
+                yield where, without_layout_text(tensor.shape_text)
+            continue
+        for node in tensor.ir:
+            shape = without_layout_text(node.shape_text)
+            if node.op == "xla::device_data" and not _scalar(shape) and (where := _where(node.location)) is not None:
+                yield where, shape
+
+
+def _scalar(shape: str) -> bool:
+    """A rank-0 leaf: torch_xla makes a Python number in an op (``loss / 4``) device data at the op's line, which
+    is no value of the host's sent back."""
+    return shape.endswith("[]")
 
 
 def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:

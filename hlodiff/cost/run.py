@@ -23,7 +23,7 @@ from hlodiff.cost.headline import sync_call
 from hlodiff.cost.model import FamilyGrowth, GraphCost, RunCost
 from hlodiff.cost.pipeline import pipeline
 from hlodiff.cost.precedence import settle
-from hlodiff.cost.round_trips import host_returns
+from hlodiff.cost.round_trips import host_returns, upload_files
 from hlodiff.cost.torch_xla_memory import TorchXlaMemory
 from hlodiff.diff.library_reads import library_read
 from hlodiff.dumps.compile_times import CompileTimes, compile_seconds
@@ -87,7 +87,7 @@ def _host_returns(graphs: list[GraphCost], evidence: CostRun) -> tuple[frozenset
     only, once for both, and only when the run has a read."""
     if not any(g.sync_call == "read" for g in graphs):
         return frozenset(), frozenset()
-    return host_returns(graphs, evidence.report_roots())
+    return host_returns(graphs, evidence.report_roots(upload_files(graphs)))
 
 
 def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: bool) -> tuple[float | None, str | None]:

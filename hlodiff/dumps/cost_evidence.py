@@ -98,13 +98,17 @@ class CostRun:
 
         return align_files(list(self.report_files), dumps, wanted=wanted, warnings=warnings)
 
-    def report_roots(self) -> Iterator["SyncReport"]:
+    def report_roots(self, data_files: frozenset[str] | None = None) -> Iterator["SyncReport"]:
         """The live-tensor reports again, one at a time with only each tensor's root IR node (what a value made at a
-        line needs, not its whole graph): read here so the analysis above opens no file."""
+        line needs, not its whole graph), and the device-data leaves made in ``data_files`` (the uploads a pending
+        value reads): read here so the analysis above opens no file."""
         from hlodiff.dumps.tensors_report import iter_reports
 
         for path in self.report_files:
-            yield from iter_reports(path, [], ir="roots")
+            if data_files:
+                yield from iter_reports(path, [], ir="roots+data", data_files=data_files)
+            else:
+                yield from iter_reports(path, [], ir="roots")
 
 
 def read_cost_run(paths: list[str], warnings: list[InputWarning], *, stage: str | None = None,

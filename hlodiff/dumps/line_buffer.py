@@ -29,16 +29,18 @@ CHUNK = 4 << 20
 _IR_RUN = re.compile(rb"(?:  %[^\n]*\n)*")
 
 
-def _root_lines(buf: bytes, start: int, end: int) -> list[bytes]:
-    """The lines between ``start`` and ``end`` (whole lines) holding ``ROOT=``: a find, not a regex per line."""
-    found = []
-    at = buf.find(b"ROOT=", start, end)
-    while at >= 0:
-        begin = buf.rfind(b"\n", start, at) + 1 or start
-        stop = buf.find(b"\n", at, end) + 1
-        found.append(buf[max(begin, start):stop])
-        at = buf.find(b"ROOT=", stop, end)
-    return found
+def _root_lines(buf: bytes, start: int, end: int, marks: tuple[bytes, ...] = (b"ROOT=",)) -> list[bytes]:
+    """The lines between ``start`` and ``end`` (whole lines) holding ``ROOT=`` (or any of ``marks``), in order: a
+    find per mark, not a regex per line."""
+    spans = set()
+    for mark in marks:
+        at = buf.find(mark, start, end)
+        while at >= 0:
+            begin = buf.rfind(b"\n", start, at) + 1 or start
+            stop = buf.find(b"\n", at, end) + 1
+            spans.add((max(begin, start), stop))
+            at = buf.find(mark, stop, end)
+    return [buf[b:e] for b, e in sorted(spans)]
 
 
 class LineBuffer:
@@ -81,16 +83,16 @@ class LineBuffer:
                     self._count(line)
                 return line
 
-    def skip_ir_nodes(self) -> tuple[int, list[bytes]]:
+    def skip_ir_nodes(self, marks: tuple[bytes, ...] = (b"ROOT=",)) -> tuple[int, list[bytes]]:
         """Consume the run of complete IR node lines (``  %...``) that starts here; return how many there were and
-        the ones marked ``ROOT=``. Stops before the first other line (``}``, a new tensor, foreign text)."""
+        the ones holding a mark (``ROOT=``). Stops before the first other line (``}``, a new tensor, foreign text)."""
         count = 0
         roots: list[bytes] = []
         while True:
             end = _IR_RUN.match(self.buf, self.pos).end()
             if end > self.pos:
                 count += self.buf.count(b"\n", self.pos, end)
-                roots.extend(_root_lines(self.buf, self.pos, end))
+                roots.extend(_root_lines(self.buf, self.pos, end, marks))
                 self.pos = end
             if self.buf.find(b"\n", self.pos) >= 0:
                 break  # the next line is complete, and not an IR node line

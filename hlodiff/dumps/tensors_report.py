@@ -113,11 +113,14 @@ class SyncReport:
 
 
 def iter_reports(path: str | os.PathLike[str], warnings: list[InputWarning] | None = None, *,
-                 ir: str = "all") -> Iterator[SyncReport]:
+                 ir: str = "all", data_files: frozenset[str] = frozenset()) -> Iterator[SyncReport]:
     """Yield the reports of a file (plain or gzip) in order, streaming. ``ir="roots"`` keeps only each tensor's
-    root IR nodes (bounded memory on multi-GB logs); ``"all"`` keeps every node."""
+    root IR nodes (bounded memory on multi-GB logs); ``"roots+data"`` those and the ``xla::device_data`` leaves (the
+    data a pending tensor reads, with the line that made it; with ``data_files``, only the leaves made in those files
+    (basenames): a big model's tensors each read every parameter, and only the user's uploads are wanted);
+    ``"all"`` keeps every node."""
     p = os.fspath(path)
-    reader = _Reader(p, warnings, ir)
+    reader = _Reader(p, warnings, ir, data_files)
     if ir == "all":
         yield from reader.run(raw_lines(p, warnings))
         return
@@ -140,12 +143,17 @@ def parse_reports(text: str, *, path: str = "<string>", warnings: list[InputWarn
 class _Reader:
     """State machine over lines: between tensors, in a tensor header, inside ``IR { }``."""
 
-    def __init__(self, path: str, warnings: list[InputWarning] | None, ir: str = "all"):
-        if ir not in ("all", "roots"):
+    def __init__(self, path: str, warnings: list[InputWarning] | None, ir: str = "all",
+                 data_files: frozenset[str] = frozenset()):
+        if ir not in ("all", "roots", "roots+data"):
             raise ValueError(ir)
         self.path = path
         self.warnings = warnings
-        self.roots_only = ir == "roots"
+        self.roots_only = ir in ("roots", "roots+data")
+        self.data_too = ir == "roots+data"
+        self.data_marks = tuple(f"@{f}:" for f in sorted(data_files))  # a leaf's ``location=fn@file.py:N``
+        self.byte_marks = (b"ROOT=", *(m.encode() for m in self.data_marks)) if self.data_marks else \
+            (b"ROOT=", b"xla::device_data(")
         self.lineno = 0
         self.report: _OpenReport | None = None
         self.tensor: _OpenTensor | None = None
@@ -163,7 +171,8 @@ class _Reader:
             if type(raw) is bytes:
                 tensor = self.tensor
                 if (self.roots_only and tensor is not None and tensor.in_ir and raw.startswith(b"  %")
-                        and raw.endswith(b"\n") and b"ROOT=" not in raw):
+                        and raw.endswith(b"\n") and b"ROOT=" not in raw
+                        and not (self.data_too and b"xla::device_data(" in raw)):  # a leaf: _ir_line decides
                     tensor.node_count += 1
                     continue
                 raw = decode(raw)
@@ -186,7 +195,7 @@ class _Reader:
         while True:
             tensor = self.tensor
             if tensor is not None and tensor.in_ir:
-                count, roots = buf.skip_ir_nodes()
+                count, roots = buf.skip_ir_nodes(self.byte_marks if self.data_too else (b"ROOT=",))
                 tensor.node_count += count - len(roots)
                 self.lineno += count
                 for root in roots:
@@ -298,7 +307,7 @@ class _Reader:
         if not stripped:
             return True
         tensor.node_count += 1
-        if self.roots_only and "ROOT=" not in text:
+        if self.roots_only and "ROOT=" not in text and not self._wanted_leaf(text):
             return True
         try:
             tensor.nodes.append(parse_ir_node(text))
@@ -307,6 +316,11 @@ class _Reader:
                 self._warn(f"unreadable IR node in tensor id={tensor.id} ({exc}); tensor skipped")
             tensor.bad = True
         return True
+
+    def _wanted_leaf(self, text: str) -> bool:
+        """A device-data leaf kept beside the roots (``roots+data``), made in one of ``data_files`` when given."""
+        return self.data_too and "xla::device_data(" in text and (
+            not self.data_marks or any(m in text for m in self.data_marks))
 
     def _close_tensor(self) -> None:
         tensor = self.tensor

@@ -86,6 +86,10 @@ class LiveEvent:
     """Told after a line about a later step (Dynamo's log and torch_xla's graphs are read at different paces): the
     line says so rather than step numbers going backwards (review 18, F4); set by
     :class:`hlodiff.render.live.StepOrder`."""
+    fix_told_at: int | None = None
+    """``repeat``/``update``: the step of an earlier line of the same story that printed this very fix: the line
+    refers to it instead of repeating it (review 22, F7: four ~400-character fixes for one story); set by
+    :class:`hlodiff.render.live.StepOrder`. Words only: the JSON keeps the fix."""
     compilations_only: bool = False
     """The capture holds compilations only (a JAX or bare XLA dump): ``step`` is the module's place in its family,
     not a step of the user's loop (review 11, F8)."""

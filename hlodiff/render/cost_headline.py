@@ -26,9 +26,9 @@ def _graph(h: CostHeadline) -> str:
 
 
 def summary(h: CostHeadline) -> str:
-    """One sentence with the user's line (held and read findings name it inside; the others at the end)."""
+    """One sentence with the user's line (held, read and baked findings name it inside; the others at the end)."""
     text = _sentence(h)
-    text = text if h.kind in ("held_across_graphs", "read_in_step") else text + _at(h)
+    text = text if h.kind in ("held_across_graphs", "read_in_step", "baked_constant") else text + _at(h)
     if h.negligible:  # review 19, F8: the size says first whether it matters
         share = 100 * h.bytes / h.step_bytes
         return (f"nothing that matters at this size: {text}; that is {share:.1f}% of the "
@@ -113,6 +113,11 @@ def _sentence(h: CostHeadline) -> str:
             return (f"a value read{_at(h)} goes to the host and comes back to the device at the same line, read by "
                     f"the next graph: reading it executes a graph of its own ({h.graph}) before the step's "
                     f"sync{then}, {_times(h.times)} in this run{again}")
+        if h.host_return is HostReturn.SENT_BACK and h.reads > 1:  # gradients read one by one, then sent back
+            at = _at(h) if h.reads_at_one_line else f" (the last{_at(h)})"
+            return (f"{h.reads} values read{at} each execute a graph of their own (the last {h.graph}) before "
+                    f"the step's sync{then}, in {h.times} steps of this run ({h.reads * h.times} early "
+                    f"graphs){again}; what the host works out from them comes back to the device for the same step")
         if h.host_return is HostReturn.SENT_BACK:
             return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                     f"{_times(h.times)} in this run{again}; what the host works out from it comes back to the "
@@ -123,6 +128,11 @@ def _sentence(h: CostHeadline) -> str:
                     f"the step's sync{then}, in {h.times} steps of this run ({h.reads * h.times} early graphs){again}")
         return (f"a value read{_at(h)} executes a graph of its own ({h.graph}) before the step's sync{then}, "
                 f"{_times(h.times)} in this run{again}")
+    if h.kind == "baked_constant":
+        also = f" ({h.count} programs of this run carry it)" if h.count > 1 else ""
+        return (f"{_graph(h)} carries a {shapes} literal ({human_bytes(h.bytes)}) read{_at(h)}: an array the jitted "
+                f"function reads through its closure or a global is not an argument, so its value is baked into the "
+                f"program, compiled into the executable and held beside the device's buffers{also}")
     if h.kind == "not_donated" and h.unchanged == h.count:
         return (f"{_graph(h)} returns {counted(h.count, 'input')} unchanged ({shapes}, {human_bytes(h.bytes)}): "
                 f"undonated, each is copied into a buffer of its own on every call and old and new are held together")
@@ -199,6 +209,10 @@ def _fix(h: CostHeadline) -> str:
                     f"sync per step, after opt.step()")
         return ("one sync per step, after opt.step(): remove the sync that ends a graph in the middle of the step, so "
                 "that these tensors stay inside one graph")
+    if h.kind == "baked_constant":
+        return ("pass the array as an argument of the jitted function (put it on the device once with "
+                "jnp.asarray and pass it each call) instead of reading it through a closure or a global: then it is "
+                "one device buffer, and the program holds no copy of its value")
     if h.kind == "read_in_step" and h.mask:
         return ("keep the full size and apply the mask as values (torch.where(mask, x, 0), or multiply by the mask "
                 "and divide by its sum): nothing is read before the sync then, and each step is one graph of one size")
@@ -220,9 +234,9 @@ def _fix(h: CostHeadline) -> str:
         return RULES_BY_NAME[CONDITION_READ_RULE].text.format(line=where)
     if h.kind == "read_in_step" and h.host_return is HostReturn.SENT_BACK:
         return ("compute on the device what the host works out from the value (torch.topk, torch.sort, argmax, "
-                "torch.where instead of NumPy's argsort or a Python loop): this step's graph needs the result, so "
-                "reading the value later or in a step closure cannot replace it; then nothing is read and each step "
-                "is one graph")
+                "torch.where, torch.nn.utils.clip_grad_norm_ instead of NumPy's argsort, a norm taken on the CPU or "
+                "a Python loop): this step's graph needs the result, so moving the read later cannot replace it; then "
+                "nothing is read and each step is one graph")
     if h.kind == "read_in_step" and h.followed_by > 1:
         return (f"the value read decides what is traced after it ({h.followed_by} different graphs followed the "
                 "read), so reading it later removes nothing: if it chooses a branch (`if t.item() > x:`), compute "

@@ -6,7 +6,8 @@ One line per recompilation, readable in a job log among the job's own output, ea
     hlodiff: step 4 recompiled (sync at train.py:14): shape at train.py:10: input shape changed ...; fix: ...
 
 under the first recompilation of a story a few indented lines (the other causes, the closest earlier graph), and
-for the next ones of the same story one line with the count. Expected recompilations (warm-up, setup, one graph
+for the next ones of the same story one line with the count (a fix already printed for the story is referred to,
+not printed again: review 22, F7). Expected recompilations (warm-up, setup, one graph
 per bucket) get one short line with their count, never a block.
 """
 
@@ -78,7 +79,14 @@ def _fix(event: LiveEvent) -> str:
         if t.kind == "shape":
             return "; fix: told once the next steps show whether the new size stays"
         return "; fix: told once the next steps show whether it comes back"
+    if t is not None and t.fix and event.fix_told_at is not None:
+        return f"; fix: as told for {_step_name(event, event.fix_told_at)} above"
     return f"; fix: {t.fix}" if t is not None and t.fix else ""
+
+
+def _step_name(event: LiveEvent, step: int) -> str:
+    """``step 3``, or ``compilation 4`` in a dump of compilations alone (review 8, F10)."""
+    return f"compilation {step + 1}" if event.compilations_only else f"step {step}"
 
 
 def lines(event: LiveEvent, report: str = AT_EXIT) -> list[str]:
@@ -142,7 +150,7 @@ def _lines(event: LiveEvent, report: str) -> list[str]:
         return [f"{PREFIX}step {event.step} compiled again ({event.family}): {t.summary}"]
     if kind == "repeat":
         # review 8, F10: "step 1 recompiled again: same story as step 1" named the step itself as the earlier one
-        first = f"compilation {event.of_step + 1}" if event.compilations_only else f"step {event.of_step}"
+        first = _step_name(event, event.of_step) if event.of_step is not None else ""
         same = f"same story as {first} " if event.of_step is not None and event.of_step != event.step \
             else "same story "
         return [f"{PREFIX}{_at(event)} recompiled again: {same}({_where(event)}), "
@@ -192,12 +200,14 @@ class StepOrder:
         self.warmup = 0
         self.first_step: int | None = None  # the step of the bridge's first graph
         self.dynamo_told = False
+        self.fixes: dict[tuple, tuple[str, int]] = {}  # (family, story) -> (the fix printed last, its step)
 
     def mark(self, events: list) -> list:
         for e in events:
             if not isinstance(e, LiveEvent):
                 continue
             self._first_call(e)
+            self._said_once(e)
             if e.kind == "update" or e.compilations_only or not _lines(e, AT_EXIT):
                 continue
             if e.step < self.told_up_to:
@@ -205,6 +215,19 @@ class StepOrder:
             else:
                 self.told_up_to = e.step
         return events
+
+    def _said_once(self, e: LiveEvent) -> None:
+        """A story's fix is printed once (review 22, F7): a later line of the story whose fix is the one its last
+        printed line gave refers to that line; a fix that changed (more of the run known) is printed in full."""
+        t = e.told
+        if e.story is None or t is None or not t.fix or t.waits or e.kind not in ("recompiled", "repeat", "update"):
+            return
+        key = (e.family, e.story)
+        said = self.fixes.get(key)
+        if said is not None and said[0] == t.fix and e.kind != "recompiled":
+            e.fix_told_at = said[1]
+            return
+        self.fixes[key] = (t.fix, e.step)
 
     def _first_call(self, e: LiveEvent) -> None:
         if e.family.startswith("Dynamo") and e.kind in ("recompiled", "repeat", "expected"):
