@@ -46,6 +46,7 @@ from hlodiff.explain.pair_lines import locate_lines
 from hlodiff.explain.library_call_lines import instruction_files, place_library_calls, place_library_entries
 from hlodiff.explain.optimizer_state_lines import place_state_begun
 from hlodiff.explain.sibling_lines import place_from_siblings
+from hlodiff.explain.layers_joined_lines import place_joined_layers
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -198,6 +199,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
+    place_joined_layers(recompilations, run.sources)  # layers joining mid-run: the loop or `if` that runs them
     place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     place_library_calls(recompilations, run.sources)  # a library function's ops: the user's call of it
     place_setting_lines(recompilations, run.sources)  # a setting's cut no capture locates: its call
