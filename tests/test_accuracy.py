@@ -371,9 +371,8 @@ WRONG_NOW = {
     # a control with optimizer state (r14_tx_opt_rebuild_control's `or`); not edited after hlodiff read the capture
     "torch_xla/r30_tx_adam_reset_epoch_control": "headline: inputs: expected: the optimizer's state is made anew "
                                                  "every 4 steps (the truth wants no headline)",
-    # round 30 (blind): a depth curriculum captured at PT_XLA_DEBUG_LEVEL=1: the HLO's frames stop in torch.nn's
-    # linear.py (the blocks are called as `blk(h)` in a loop, no call by name for library_call_lines to find)
-    "torch_xla/r30_tx_depth_curriculum": "line: no location (the new layers' frames are torch/nn's only)",
+    # (r30_tx_depth_curriculum is right since the fourteenth stop: layers joining mid-run are placed at the user
+    # line nearest their new weights, the `for` around it first, explain/layers_joined_lines.py)
     # round 30 (blind): the headline is step 1's graph (SPMD's second-step annotations beside the hint's absence,
     # at :36, the backward); the hint's own graph (step 2, told ops_sharding_hint_some_steps) has library frames
     # only; round 4's SPMD warm-up fact stays strict (no rewired instructions beside the annotations)

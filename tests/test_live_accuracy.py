@@ -26,9 +26,8 @@ LIVE_WRONG_NOW = {
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
     'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
-    # new-user review 22, F1: at exit the resized mesh is expected (exit 0); live, its line is an 'expected
-    # recompilation' with no line yet, and the first expected event scored is the eager op before it (:11)
-    'jax/rev22_jx_mesh_resize': 'kind: shape; line: rev22_jx_mesh_resize.py:11 (the eager op told first; the expected resize live says line unknown)',
+    # (review 22's jax/rev22_jx_mesh_resize is right live since the fourteenth stop: the replay writes record's
+    # jax.log as the run did, so live reads JAX's call site :21, and an eager op counted live is no first word)
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
     'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
@@ -264,9 +263,8 @@ LIVE_WRONG_NOW = {
     # traced argument" is right but names "static") while the report leads with the function re-created at :26
     'jax/rev20_jx_rejit_lr': "fix_none: says static ('(static argument, closure)'); agrees: live constant at :13, "
                              "the report cache_key at :26 (JAX's log read at exit)",
-    # round 30 (blind): as WRONG_NOW (the depth curriculum's layers have torch.nn frames only; step 1's SPMD graph
-    # heads the activation hint's run at :36)
-    'torch_xla/r30_tx_depth_curriculum': 'line: no location',
+    # round 30 (blind): as WRONG_NOW (step 1's SPMD graph heads the activation hint's run at :36); the depth
+    # curriculum is right live since the fourteenth stop (explain/layers_joined_lines.py)
     'torch_xla/r30_tx_spmd_act_hint_some': 'line: r30_tx_spmd_act_hint_some.py:36',
 
 }

@@ -1,0 +1,92 @@
+"""The thirteenth stop's leftovers, mended at the fourteenth (docs/accuracy.md, "Leftovers of the thirteenth stop"):
+each on its scenario and on the look-alikes that share its evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import FIXTURES, cli_json
+from hlodiff.diff import diff_modules
+from hlodiff.dumps.python_source import enclosing_choice
+from hlodiff.hlo import parse_module
+
+SCEN = FIXTURES / "scenarios"
+TX_SOURCES = {"HLODIFF_SOURCE_MAP": f"/home/user/project={SCEN / 'torch_xla'}"}
+
+
+def _head(engine: str, name: str, env=None, codes=(0, 1)) -> dict:
+    return cli_json("explain-recompile", str(SCEN / engine / name), codes=codes, env=env)["headline"]
+
+
+# -- layers that join the step mid-run: the loop (or `if`) that runs them ------------------------------------------
+
+def test_a_depth_curriculum_is_told_at_the_loop_that_runs_the_blocks():
+    """r30_tx_depth_curriculum: `for blk in self.blocks[:self.active]` (:24); the new weights' own ops carry
+    torch.nn's frames only, their users in the user's file are the block's line (:25)."""
+    head = _head("torch_xla", "r30_tx_depth_curriculum", env=TX_SOURCES)
+    assert head["location"]["line"] == 24 and "layers" in head["fix"]
+
+
+def test_without_the_source_the_layers_are_told_where_they_run():
+    # the capture alone: the loop header is not read, the residual block's line is in the graph's frames
+    head = _head("torch_xla", "r30_tx_depth_curriculum")
+    assert head["location"] is not None and head["location"]["line"] == 25
+
+
+def test_the_choice_around_a_line_is_its_innermost_if_or_for(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("def f(xs, on):\n"          # 1
+                   "    for x in xs:\n"          # 2
+                   "        y = x + 1\n"         # 3
+                   "        if on:\n"            # 4
+                   "            y = y * 2\n"     # 5
+                   "    def g():\n"              # 6
+                   "        return 3\n"          # 7
+                   "    return y\n")             # 8
+    assert enclosing_choice(str(src), 3) == 2
+    assert enclosing_choice(str(src), 5) == 4
+    assert enclosing_choice(str(src), 7) is None  # a nested function: the loop around its def is not its choice
+    assert enclosing_choice(str(src), 8) is None
+    assert enclosing_choice(str(tmp_path / "gone.py"), 3) is None
+
+
+# -- two numbers of different types used by unrelated ops: no dtype change -----------------------------------------
+
+MEAN = """HloModule m
+
+ENTRY main {
+  p0 = f32[8]{0} parameter(0)
+  c = f32[] constant(8)
+  b = f32[8]{0} broadcast(c), dimensions={}
+  ROOT d = f32[8]{0} divide(p0, b)
+}
+"""
+# cross_entropy's nll_loss from this step on: its s32 ignore_index (-100) compared with the targets
+IGNORE_INDEX = """HloModule m
+
+ENTRY main {
+  p0 = f32[8]{0} parameter(0)
+  c = s32[] constant(-100)
+  b = s32[8]{0} broadcast(c), dimensions={}
+  t = s32[8]{0} convert(p0)
+  ROOT d = pred[8]{0} compare(t, b), direction=NE
+}
+"""
+
+
+def test_a_loss_swapped_for_cross_entropy_is_no_dtype_change():
+    kinds = [c.kind for c in diff_modules(parse_module(MEAN), parse_module(IGNORE_INDEX)).causes]
+    assert "dtype" not in kinds and "ops" in kinds
+
+
+@pytest.mark.parametrize("old,new", [
+    ("f32[] constant(8)", "f64[] constant(8)"),  # the divisor in f64: the same division, retyped
+    ("f32[] constant(8)", "bf16[] constant(8)"),  # and in bf16
+])
+def test_a_number_retyped_for_the_same_op_stays_a_dtype_change(old, new):
+    other = new.split("[")[0]
+    right = MEAN.replace(old, new).replace("f32[8]{0} broadcast", f"{other}[8]{{0}} broadcast")
+    right = right.replace("ROOT d = f32[8]{0} divide(p0, b)", f"pc = {other}[8]{{0}} convert(p0)\n"
+                          f"  ROOT d = {other}[8]{{0}} divide(pc, b)")
+    kinds = [c.kind for c in diff_modules(parse_module(MEAN), parse_module(right)).causes]
+    assert kinds and kinds[0] == "dtype"
