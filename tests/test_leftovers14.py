@@ -90,3 +90,18 @@ def test_a_number_retyped_for_the_same_op_stays_a_dtype_change(old, new):
                           f"  ROOT d = {other}[8]{{0}} divide(pc, b)")
     kinds = [c.kind for c in diff_modules(parse_module(MEAN), parse_module(right)).causes]
     assert kinds and kinds[0] == "dtype"
+
+
+# -- a sharding hint on some steps: the `if` around the one annotating call that has one ---------------------------
+
+def test_the_hint_graph_is_told_at_the_if_around_its_mark_sharding():
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "r30_tx_spmd_act_hint_some"), codes=(1,),
+                   env=TX_SOURCES)
+    told = [c for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == "ops_sharding_hint_some_steps"]
+    assert told and [loc["line"] for loc in told[0]["locations"][:2]] == [32, 33]
+
+
+def test_without_the_source_the_hint_keeps_its_library_frame_and_hint():
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "r30_tx_spmd_act_hint_some"), codes=(1,))
+    told = [c for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == "ops_sharding_hint_some_steps"]
+    assert told and told[0]["locations"] == [] and "library frames" in told[0]["hint"]

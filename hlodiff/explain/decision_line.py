@@ -41,6 +41,10 @@ adapter or head built and moved to the device), read from the new inputs' own fr
 that also reads the optimizer's new scalars (review 21, F2: a head added at :30 was placed at ``opt.step()``)."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
+HINT_ROWS = {"ops_sharding_hint_some_steps": ("mark_sharding",)}
+"""Rows whose story is a sharding annotation applied on some steps only, and the calls that annotate: their
+``Sharding`` custom-calls carry torch_xla's xla_sharding.py frame alone, so the decision (the ``if`` around the one
+annotating call that has one) is read from the sync's file (round 30, r30_tx_spmd_act_hint_some)."""
 
 
 def place_decisions(recompilations, sources: SourceLines) -> None:
@@ -54,6 +58,7 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
                 _made_first(r.causes[0])
                 _place(r.causes[0], sources)
                 _update_from_source(r, sources)
+                _hint_from_source(r, sources)
                 _read_first(r)
     finally:
         enclosing_if.cache_clear()
@@ -123,6 +128,26 @@ def _update_from_source(r, sources: SourceLines) -> None:
     if branch is None:
         return
     root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, steps[-1], sync.function),
+                      *root.locations]
+    root.hint = None
+
+
+def _hint_from_source(r, sources: SourceLines) -> None:
+    """A :data:`HINT_ROWS` cause with no user line: when exactly one annotating call in the sync's file sits in an
+    ``if``, that ``if`` and the call lead (two or more: which one is skipped is not read; none: unchanged)."""
+    root = r.causes[0]
+    names = HINT_ROWS.get(root.fix_rule or "")
+    sync = r.graph.trigger
+    if names is None or sync is None or sync.is_library or sync.line is None:
+        return
+    if any(not f.is_library and f.line is not None for f in root.locations):
+        return
+    guarded = [(n, enclosing_if(sources, sync.file, n)) for n in calls_named(sources, sync.file, names)]
+    guarded = [(n, branch) for n, branch in guarded if branch is not None]
+    if len(guarded) != 1:
+        return
+    call, branch = guarded[0]
+    root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, call, sync.function),
                       *root.locations]
     root.hint = None
 
