@@ -49,8 +49,8 @@ WRONG_NOW = {
                                "names it unbounded)",
     # (center_no_detach is right since the twelfth stop: a history carried into the next step is told at the
     # assignment that carries it, read from the source, decision_line.CARRY_ROWS; it was told at opt.step() :17)
-    "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
-                                   "in the backward, and a save-tensors report would be needed for the user line)",
+    # (checkpoint_toggle is right since the fourteenth stop: the recomputed ops carry library frames only, and the
+    # `if` around the one checkpoint call of the sync's file is read from the source, decision_line.GUARDED_CALL_ROWS)
     # (inner_loop_count is right since the thirteenth stop: the first unrolled stage takes the loop body's line its
     # next stage names, explain/sibling_lines.py)
     "torch_xla/loss_history": "kind: ops (the growing join leads; the truth wants its input or shape)",

@@ -105,3 +105,24 @@ def test_without_the_source_the_hint_keeps_its_library_frame_and_hint():
     doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "r30_tx_spmd_act_hint_some"), codes=(1,))
     told = [c for r in doc["recompilations"] for c in r["causes"] if c["fix_rule"] == "ops_sharding_hint_some_steps"]
     assert told and told[0]["locations"] == [] and "library frames" in told[0]["hint"]
+
+
+# -- activation checkpointing on some steps: the `if` around the one checkpoint call -------------------------------
+
+def _checkpoint_lines(env) -> list[int]:
+    head = _head("torch_xla", "checkpoint_toggle", env=env)
+    return [head["location"]["line"]] if head["location"] else []
+
+
+def test_checkpointing_switched_on_is_told_at_the_if_around_the_checkpoint_call():
+    assert _checkpoint_lines(TX_SOURCES) == [22]
+
+
+def test_two_guarded_checkpoint_calls_leave_the_line_unknown(tmp_path):
+    # a look-alike source: checkpointing in two branches; which one ran on some steps is not read
+    text = (SCEN / "torch_xla" / "checkpoint_toggle.py").read_text().replace(
+        "            h = h + self.block(h)\n",
+        "            if self.training:\n"
+        "                h = h + torch_xla.utils.checkpoint.checkpoint(self.block, h)\n")
+    (tmp_path / "checkpoint_toggle.py").write_text(text)
+    assert _checkpoint_lines({"HLODIFF_SOURCE_MAP": f"/home/user/project={tmp_path}"}) == []

@@ -24,7 +24,7 @@ live = score_live()
 LIVE_WRONG_NOW = {
     # 1. The report at exit is wrong the same way (its WRONG_NOW): a line or kind no capture holds (library frames
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
-    'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
+    # (checkpoint_toggle is right live since the fourteenth stop, as at exit: decision_line.GUARDED_CALL_ROWS)
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
     # (review 22's jax/rev22_jx_mesh_resize is right live since the fourteenth stop: the replay writes record's
     # jax.log as the run did, so live reads JAX's call site :21, and an eager op counted live is no first word)

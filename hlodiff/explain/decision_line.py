@@ -41,10 +41,15 @@ adapter or head built and moved to the device), read from the new inputs' own fr
 that also reads the optimizer's new scalars (review 21, F2: a head added at :30 was placed at ``opt.step()``)."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
-HINT_ROWS = {"ops_sharding_hint_some_steps": ("mark_sharding",)}
-"""Rows whose story is a sharding annotation applied on some steps only, and the calls that annotate: their
-``Sharding`` custom-calls carry torch_xla's xla_sharding.py frame alone, so the decision (the ``if`` around the one
-annotating call that has one) is read from the sync's file (round 30, r30_tx_spmd_act_hint_some)."""
+GUARDED_CALL_ROWS = {
+    # round 30 (r30_tx_spmd_act_hint_some): the Sharding custom-calls carry torch_xla's xla_sharding.py frame alone
+    "ops_sharding_hint_some_steps": ("mark_sharding",),
+    # checkpoint_toggle: the recomputed forward runs in the backward, its frames are torch.nn's and autograd's
+    "ops_checkpointing": ("checkpoint", "checkpoint_sequential"),
+}
+"""Rows whose story is a library call made on some steps only, and the calls that make it: their ops carry the
+library's frames alone, so the decision (the ``if`` around the one such call that has one) and the call are read
+from the sync's file (a test per row: tests/test_leftovers14.py)."""
 
 
 def place_decisions(recompilations, sources: SourceLines) -> None:
@@ -58,7 +63,7 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
                 _made_first(r.causes[0])
                 _place(r.causes[0], sources)
                 _update_from_source(r, sources)
-                _hint_from_source(r, sources)
+                _guarded_call_from_source(r, sources)
                 _read_first(r)
     finally:
         enclosing_if.cache_clear()
@@ -132,11 +137,12 @@ def _update_from_source(r, sources: SourceLines) -> None:
     root.hint = None
 
 
-def _hint_from_source(r, sources: SourceLines) -> None:
-    """A :data:`HINT_ROWS` cause with no user line: when exactly one annotating call in the sync's file sits in an
-    ``if``, that ``if`` and the call lead (two or more: which one is skipped is not read; none: unchanged)."""
+def _guarded_call_from_source(r, sources: SourceLines) -> None:
+    """A :data:`GUARDED_CALL_ROWS` cause with no user line: when exactly one of its calls in the sync's file sits in
+    an ``if``, that ``if`` and the call lead (two or more: which one runs on some steps is not read; none:
+    unchanged)."""
     root = r.causes[0]
-    names = HINT_ROWS.get(root.fix_rule or "")
+    names = GUARDED_CALL_ROWS.get(root.fix_rule or "")
     sync = r.graph.trigger
     if names is None or sync is None or sync.is_library or sync.line is None:
         return
