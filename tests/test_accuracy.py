@@ -141,8 +141,8 @@ WRONG_NOW = {
     # (kind shape; the truth names the ops, inputs or outputs); the rest not fixed in this round
     "torch_xla/rev7_two_heads": "kind: shape (the head's weight of another shape leads the path swap; the truth "
                                 "names ops/inputs/outputs)",
-    "torch_xla/rev7_loss_dict": "line: rev7_loss_dict.py:13 (the l2 term's own ops at :12 are claimed by the kept "
-                                "output; the ops that remain are the sum and the backward)",
+    # (rev7_loss_dict is right since the fourteenth stop: ops added by an `if` whose own lines lie outside it take
+    # the one `if` around the lines of the causes beside them, decision_line.SIBLING_BRANCH_ROWS)
     "dynamo/rev7_tc_list_len": "pattern: unbounded (the bridge's input-sync family, A,B,C, for 3 list lengths that "
                                "recur)",
 

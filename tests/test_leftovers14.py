@@ -126,3 +126,24 @@ def test_two_guarded_checkpoint_calls_leave_the_line_unknown(tmp_path):
         "                h = h + torch_xla.utils.checkpoint.checkpoint(self.block, h)\n")
     (tmp_path / "checkpoint_toggle.py").write_text(text)
     assert _checkpoint_lines({"HLODIFF_SOURCE_MAP": f"/home/user/project={tmp_path}"}) == []
+
+
+# -- a Python `if` adding ops whose own lines lie outside it: the `if` around the causes beside it ----------------
+
+def _loss_dict_line(env) -> int | None:
+    doc = cli_json("explain-recompile", str(SCEN / "torch_xla" / "rev7_loss_dict" / "record"), codes=(0, 1), env=env)
+    loc = doc["headline"]["location"]
+    return loc["line"] if loc else None
+
+
+def test_a_loss_term_added_every_third_step_is_told_at_its_if():
+    """rev7_loss_dict: the sum of the dict (:13) runs every step; the `if` (:11) adds the l2 key (:12)."""
+    assert _loss_dict_line(TX_SOURCES) == 11
+
+
+def test_without_an_if_around_the_term_the_traced_line_stays(tmp_path):
+    # a look-alike source with the same line numbers and no `if` around line 12: nothing to read, :13 stays
+    text = (SCEN / "torch_xla" / "rev7_loss_dict.py").read_text().replace(
+        "    if step % 3 == 2:", "    for _ in range(1):")
+    (tmp_path / "rev7_loss_dict.py").write_text(text)
+    assert _loss_dict_line({"HLODIFF_SOURCE_MAP": f"/home/user/project={tmp_path}"}) == 13
