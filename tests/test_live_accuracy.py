@@ -89,8 +89,9 @@ LIVE_WRONG_NOW = {
     'torch_xla/rev6_periodic_log': 'line: no location',
     'dynamo/rev6_batch_sizes': 'line: no location',
 
-    # new-user review 7: as at exit (WRONG_NOW; rev7_loss_dict is right at exit and live since the fourteenth stop); rev7_tc_dtype's Dynamo line is right live since review 15 (F4): a
-    # recompilation is told once its compile names the function, and then its call is found
+    # new-user review 7: as at exit (WRONG_NOW; rev7_loss_dict is right at exit and live since the fourteenth
+    # stop); rev7_tc_dtype's Dynamo line is right live since review 15 (F4): a recompilation is told once its
+    # compile names the function, and then its call is found
     'torch_xla/rev7_two_heads': 'kind: shape',
     # new-user review 13 (C1): the bridge's graph of the new size is told first at its own frame, forward's
     # @torch.compile line (:9); at exit the Dynamo recompilation names the loop's call (:17) from that graph's stack
