@@ -173,11 +173,9 @@ WRONG_NOW = {
     # fix now says it grows (0, 8, ..., 40), are not named 'unbounded' from a dump and a log of compilations
     "jax/x6c_jx_preds_concat_eval": "pattern: 6 compilations of jit_eval_step (A,B,C,D,E,F) (JAX logs compilations "
                                     "only: the truth names it unbounded)",
-    # crossings round 6 (blind): an expected warm-up, told as one, at the line torch_xla wrote on the window's
-    # device-data parameter (:21, the first op that read it after step 0's sync: the mean read after the sync), not
-    # where the window is made (:14) or shifted (:19)
-    "torch_xla/x6c_window_cat_control": "line: x6c_window_cat_control.py:21 (torch_xla's line on the device data: "
-                                        "the read after the sync, not the window's :14/:19)",
+    # (crossings round 6's x6c_window_cat_control is right since the fourteenth stop: a tensor the first step's
+    # graph created is told where its ops were traced, the removed instructions' line :14, not the line torch_xla
+    # wrote on the device data, explain/first_step_tensors.py CREATED_ROWS)
     # (x7c_tx_hook_in_loop is right since the twelfth stop: ops added at every step are told at the call in the
     # loop that adds them, register_forward_hook :22, decision_line.MODEL_ADDITIONS; it was told at backward :25)
     # crossings round 8 (blind): the same limit as rev11_jx_static_obj: a remat policy defined in the loop, passed

@@ -147,3 +147,15 @@ def test_without_an_if_around_the_term_the_traced_line_stays(tmp_path):
         "    if step % 3 == 2:", "    for _ in range(1):")
     (tmp_path / "rev7_loss_dict.py").write_text(text)
     assert _loss_dict_line({"HLODIFF_SOURCE_MAP": f"/home/user/project={tmp_path}"}) == 13
+
+
+# -- a tensor the first step's graph created: told where its ops were traced ---------------------------------------
+
+@pytest.mark.parametrize("name,line", [
+    ("x6c_window_cat_control", 14),  # `window = torch.zeros(8)` before the loop, not the read after the sync (:21)
+    ("rev4_lr_float", 7),  # `w = torch.randn(...)` on the device, not the update's lines (:15, :11)
+])
+def test_a_tensor_made_in_the_first_step_is_told_where_it_was_made(name, line):
+    head = _head("torch_xla", name, codes=(0,))
+    assert head["location"]["line"] == line
+    assert f"created on the first step ({name}.py:{line})" in head["fix"]  # the words name the same line

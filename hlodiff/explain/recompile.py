@@ -19,7 +19,7 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes
-from hlodiff.explain.first_step_tensors import place_made_tensors
+from hlodiff.explain.first_step_tensors import place_created_tensors, place_made_tensors
 from hlodiff.explain.grown_lines import place_grown_tensors
 from hlodiff.explain.after_sync import read_after_sync
 from hlodiff.explain.families import bridge_graph, Family, group, is_partial, place_inputs_at_compiled_call
@@ -205,6 +205,7 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
     place_setting_lines(recompilations, run.sources)  # a setting's cut no capture locates: its call
     place_state_begun(recompilations)  # optimizer state begun late: at the line of the graph that reads it back
     place_from_siblings(recompilations)  # one change repeated per stage: a line found at one is every one's
+    place_created_tensors(recompilations)  # a tensor the first step made: where its ops were traced
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
