@@ -109,8 +109,10 @@ WRONG_NOW = {
     # again at step 5 was a cache hit, which writes nothing), so "recurring" is not in the capture
     "jax/jax_layerdrop_static": "pattern: 7 compilations of jit_train_step (A,B,C,D,E,F,G) (a dump: the truth "
                                 "names it recurring)",
-    "torch_xla/spmd_replay_unsharded": "line: no location (HLO text: the replicated input's users are in "
-                                       "torch/nn/functional.py; the level-1 log names only the sync)",
+    # fourteenth stop: the replicated batch's sharding is told at the `if` (:23) whose else marks the loader's
+    # batches (decision_line.GUARDED_CALL_ROWS, read from the source); the truth lists the replay batch's lines
+    # (:21, :24, :29), not that `if`
+    "torch_xla/spmd_replay_unsharded": "line: spmd_replay_unsharded.py:23 (the if around the mark_sharding calls)",
     # Dynamo round 5 (blind): the round-2 limit again (a TORCH_LOGS text log names a compiled plain function's def
     # and no call; a compiled nn.Module only torch's wrapper, and XLA reused the graph, so no XLA line either)
     "dynamo/dyn_maml_param_type": "line: dyn_maml_param_type.py:17 (no call line in a TORCH_LOGS text log)",
@@ -190,8 +192,8 @@ WRONG_NOW = {
     "dynamo/dyn_reset_epoch": "line: dyn_reset_epoch.py:15 (the def; the reset and the call are in no record)",
     "dynamo/dyn_cpu_metric": "line: dyn_cpu_metric.py:15 (the def; no call line in a TORCH_LOGS text log)",
     "dynamo/dyn_unbatched_call": "line: no location (a compiled nn.Module in a TORCH_LOGS text log)",
-    "torch_xla/r10_spmd_shard_late": "line: no location (HLO text: the new parameter shardings carry torch_xla's "
-                                     "mark_sharding frame only; the fix names annotating before the first step)",
+    # (r10_spmd_shard_late is right since the fourteenth stop: its mark_sharding calls' `if` :35, read from the
+    # source, decision_line.GUARDED_CALL_ROWS)
     # review 10 (Dynamo): the synced control's truth, written before hlodiff read the capture, asks for no headline;
     # hlodiff heads with the print() graph break at exit 0 (dyn_print_break's convention). The fixer rewrote the truth
     # after the first score showed that; the rewrite was undone (a truth is never edited to match output): the two
@@ -251,10 +253,9 @@ WRONG_NOW = {
     "torch_xla/r16_tx_randaug_ops": "line: r16_tx_randaug_ops.py:16 (truth off by one); pattern: 7 compilations "
                                     "in 8 graphs (one draw seen again)",
 
-    # the sharding custom-call names only mark_sharding's library frame, and a PT_XLA_DEBUG_LEVEL=1 log has no cache
-    # hits: 3 compilations (steps 0, 1, 3) are not seen to be a switch
-    "torch_xla/r17_tx_spmd_mesh_reorder": "line: no location (library frame only); pattern: 3 compilations, no "
-                                          "cache hits in a level-1 log",
+    # a PT_XLA_DEBUG_LEVEL=1 log has no cache hits: 3 compilations (steps 0, 1, 3) are not seen to be a switch (the
+    # line is right since the fourteenth stop: the user's mark_sharding calls, library_call_lines.LIBRARY_ENTRIES)
+    "torch_xla/r17_tx_spmd_mesh_reorder": "pattern: 3 compilations, no cache hits in a level-1 log",
     # round 18 (blind): the control's truth asks for no headline; hlodiff heads with AdamW's first-step warm-up
     # ("expected warm-up ... nothing to fix", exit 0), which is right (onecycle_adam_control's truth accepts it in an
     # `or`; this truth, written before the capture, did not). Left: the truth is not edited to meet the output.

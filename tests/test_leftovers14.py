@@ -159,3 +159,9 @@ def test_a_tensor_made_in_the_first_step_is_told_where_it_was_made(name, line):
     head = _head("torch_xla", name, codes=(0,))
     assert head["location"]["line"] == line
     assert f"created on the first step ({name}.py:{line})" in head["fix"]  # the words name the same line
+
+
+def test_weights_sharded_from_a_step_on_are_told_at_the_if_around_their_mark_sharding():
+    """r10_spmd_shard_late: two mark_sharding calls under `if step == 2:` (:35); the batch's at :33 is in no `if`."""
+    head = _head("torch_xla", "r10_spmd_shard_late", env=TX_SOURCES)
+    assert head["location"]["line"] == 35

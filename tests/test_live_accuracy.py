@@ -30,7 +30,7 @@ LIVE_WRONG_NOW = {
     # jax.log as the run did, so live reads JAX's call site :21, and an eager op counted live is no first word)
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
-    'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
+    'torch_xla/spmd_replay_unsharded': 'line: spmd_replay_unsharded.py:23 (as at exit)',
     # twelfth stop: at exit unfreezing is told at the requires_grad_ line (outputs_unfrozen); live, at step 2 the new
     # graph has not yet been seen to stay, so the update reads as one on some steps only (an EMA)
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19; fix_any: an update on some steps (live, before the '
@@ -121,8 +121,8 @@ LIVE_WRONG_NOW = {
     # lead until the cycle shows, then the revision names the ops at :18; step 3 of the late sharding is told before
     # any later step shows the new sharding stays (the revision names annotating before the first step)
     'torch_xla/r10_r1_lazy_reg': 'line: r10_r1_lazy_reg.py:22 (the first line at step 4, before the cycle is seen)',
-    'torch_xla/r10_spmd_shard_late': 'line: no location; fix_any: mark_sharding the same every step (step 3, '
-                                     'before the switch is seen to stay)',
+    'torch_xla/r10_spmd_shard_late': 'fix_any: mark_sharding the same every step (step 3, before the switch is '
+                                     'seen to stay; its line, the `if` :35, is right since the fourteenth stop)',
 
     # (round 11's momentum run is right live since the thirteenth stop, as at exit: the buffers begun late take the
     # line of the graph that reads them back, opt.step())
@@ -165,8 +165,8 @@ LIVE_WRONG_NOW = {
     # and anomaly detection as the report at exit does, with its line limit (its WRONG_NOW: the checks have no frame)
     'torch_xla/r17_tx_detect_anomaly': 'line: no location (as at exit)',
     # (crossings round 7's hook growth is told at its register_forward_hook line since the twelfth stop, live too)
-    # the mesh rebuilt in another device order: the sharding custom-call names only mark_sharding's library frame
-    'torch_xla/r17_tx_spmd_mesh_reorder': 'line: no location (as at exit)',
+    # (the mesh rebuilt in another device order is right live since the fourteenth stop: the user's mark_sharding
+    # calls, library_call_lines.LIBRARY_ENTRIES)
     # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the
     # nondiff_argnums row needs the source (the capture's paths are neutral)
     'jax/r17_jx_grl_nondiff_static': 'fix_any: a traced argument (source not on disk); agrees: live says shape',

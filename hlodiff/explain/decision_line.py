@@ -51,6 +51,10 @@ GUARDED_CALL_ROWS = {
     "ops_sharding_hint_some_steps": ("mark_sharding",),
     # checkpoint_toggle: the recomputed forward runs in the backward, its frames are torch.nn's and autograd's
     "ops_checkpointing": ("checkpoint", "checkpoint_sequential"),
+    # round 10 (r10_spmd_shard_late): weights sharded from a step on, under `if step == 2:` (told at exit, and live
+    # before the later steps show the sharding stays, as a sharding that differs between steps)
+    "sharding_marked_late": ("mark_sharding",),
+    "sharding_torch": ("mark_sharding",),
 }
 """Rows whose story is a library call made on some steps only, and the calls that make it: their ops carry the
 library's frames alone, so the decision (the ``if`` around the one such call that has one) and the call are read
@@ -168,9 +172,9 @@ def _branch_of_siblings(r, sources: SourceLines) -> None:
 
 
 def _guarded_call_from_source(r, sources: SourceLines) -> None:
-    """A :data:`GUARDED_CALL_ROWS` cause with no user line: when exactly one of its calls in the sync's file sits in
-    an ``if``, that ``if`` and the call lead (two or more: which one runs on some steps is not read; none:
-    unchanged)."""
+    """A :data:`GUARDED_CALL_ROWS` cause with no user line: when the row's calls in the sync's file that sit in an
+    ``if`` all sit in one, that ``if`` and its first such call lead (calls in two ``if``s: which one runs on some
+    steps is not read; none in an ``if``: unchanged)."""
     root = r.causes[0]
     names = GUARDED_CALL_ROWS.get(root.fix_rule or "")
     sync = r.graph.trigger
@@ -180,7 +184,7 @@ def _guarded_call_from_source(r, sources: SourceLines) -> None:
         return
     guarded = [(n, enclosing_if(sources, sync.file, n)) for n in calls_named(sources, sync.file, names)]
     guarded = [(n, branch) for n, branch in guarded if branch is not None]
-    if len(guarded) != 1:
+    if len({branch for _, branch in guarded}) != 1:
         return
     call, branch = guarded[0]
     root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, call, sync.function),
