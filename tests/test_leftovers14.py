@@ -165,3 +165,4 @@ def test_weights_sharded_from_a_step_on_are_told_at_the_if_around_their_mark_sha
     """r10_spmd_shard_late: two mark_sharding calls under `if step == 2:` (:35); the batch's at :33 is in no `if`."""
     head = _head("torch_xla", "r10_spmd_shard_late", env=TX_SOURCES)
     assert head["location"]["line"] == 35
+
