@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import FIXTURES, cli_json
-from hlodiff.diff import diff_modules
 from hlodiff.dumps.python_source import enclosing_choice
-from hlodiff.hlo import parse_module
 
 SCEN = FIXTURES / "scenarios"
 TX_SOURCES = {"HLODIFF_SOURCE_MAP": f"/home/user/project={SCEN / 'torch_xla'}"}
@@ -48,48 +46,6 @@ def test_the_choice_around_a_line_is_its_innermost_if_or_for(tmp_path):
     assert enclosing_choice(str(src), 7) is None  # a nested function: the loop around its def is not its choice
     assert enclosing_choice(str(src), 8) is None
     assert enclosing_choice(str(tmp_path / "gone.py"), 3) is None
-
-
-# -- two numbers of different types used by unrelated ops: no dtype change -----------------------------------------
-
-MEAN = """HloModule m
-
-ENTRY main {
-  p0 = f32[8]{0} parameter(0)
-  c = f32[] constant(8)
-  b = f32[8]{0} broadcast(c), dimensions={}
-  ROOT d = f32[8]{0} divide(p0, b)
-}
-"""
-# cross_entropy's nll_loss from this step on: its s32 ignore_index (-100) compared with the targets
-IGNORE_INDEX = """HloModule m
-
-ENTRY main {
-  p0 = f32[8]{0} parameter(0)
-  c = s32[] constant(-100)
-  b = s32[8]{0} broadcast(c), dimensions={}
-  t = s32[8]{0} convert(p0)
-  ROOT d = pred[8]{0} compare(t, b), direction=NE
-}
-"""
-
-
-def test_a_loss_swapped_for_cross_entropy_is_no_dtype_change():
-    kinds = [c.kind for c in diff_modules(parse_module(MEAN), parse_module(IGNORE_INDEX)).causes]
-    assert "dtype" not in kinds and "ops" in kinds
-
-
-@pytest.mark.parametrize("old,new", [
-    ("f32[] constant(8)", "f64[] constant(8)"),  # the divisor in f64: the same division, retyped
-    ("f32[] constant(8)", "bf16[] constant(8)"),  # and in bf16
-])
-def test_a_number_retyped_for_the_same_op_stays_a_dtype_change(old, new):
-    other = new.split("[")[0]
-    right = MEAN.replace(old, new).replace("f32[8]{0} broadcast", f"{other}[8]{{0}} broadcast")
-    right = right.replace("ROOT d = f32[8]{0} divide(p0, b)", f"pc = {other}[8]{{0}} convert(p0)\n"
-                          f"  ROOT d = {other}[8]{{0}} divide(pc, b)")
-    kinds = [c.kind for c in diff_modules(parse_module(MEAN), parse_module(right)).causes]
-    assert kinds and kinds[0] == "dtype"
 
 
 # -- a sharding hint on some steps: the `if` around the one annotating call that has one ---------------------------

@@ -103,7 +103,8 @@ LIVE_WRONG_NOW = {
     # counts fixed") before JAX's log names the static argument (the report at exit: static_unrolled_loop, right);
     # c3 by hand: live, the bridge's dumped graphs are not told apart from eager ones (the report at exit is right),
     # so the first-call input sync against the step's graph (5 % alike) leads as "a value is kept on some steps"
-    'jax/rev9_j2_unrolled_solver': 'kind: ops; line: rev9_j2_unrolled_solver.py:9 (JAX log not yet joined live)',
+    # (j2 is right live since the fourteenth stop: the replay writes record's jax.log as the run did, so the log is
+    # joined live)
     # new-user review 11 (F1, by hand without torch_xla's execution log): live, the bridge's graphs of a dump with no
     # stacks are not told apart (the live reader keeps no module to read their ops' source files: bridge_ops), so
     # the report at exit's "cannot tell, expected if in the first steps" (dynamo_compilations_only) is not said live
@@ -167,9 +168,7 @@ LIVE_WRONG_NOW = {
     # (crossings round 7's hook growth is told at its register_forward_hook line since the twelfth stop, live too)
     # (the mesh rebuilt in another device order is right live since the fourteenth stop: the user's mark_sharding
     # calls, library_call_lines.LIBRARY_ENTRIES)
-    # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the
-    # nondiff_argnums row needs the source (the capture's paths are neutral)
-    'jax/r17_jx_grl_nondiff_static': 'fix_any: a traced argument (source not on disk); agrees: live says shape',
+    # (r17_jx_grl_nondiff_static is right live since the fourteenth stop: record's jax.log is replayed as written)
     # the source on disk (score_live.py's source map, ninth stop): the report at exit reads lines the live story
     # does not (Dynamo's decision line from the source: d15_matmul_precision_late's set_float32_matmul_precision
     # :18), and the live torch_xla story names the `if` that decided a masked_fill (:30), not the op's line (:31)
@@ -258,11 +257,8 @@ LIVE_WRONG_NOW = {
                                  "captured frame names the user's file)",
     # (new-user review 20's T1, rev20_t1_restore_f64, is right live since the thirteenth stop's leftovers: the
     # interim dtype fix names the float32 the step was traced with)
-    # review 20 J1 (F7): JAX's cache-miss log is read at the end of a `record` run, so live tells the lr baked at :13
-    # (constant; its fix "a Python value baked into the function changed (static argument, closure): pass it as a
-    # traced argument" is right but names "static") while the report leads with the function re-created at :26
-    'jax/rev20_jx_rejit_lr': "fix_none: says static ('(static argument, closure)'); agrees: live constant at :13, "
-                             "the report cache_key at :26 (JAX's log read at exit)",
+    # (review 20 J1, rev20_jx_rejit_lr, is right live since the fourteenth stop: JAX's cache-miss log was read at the
+    # end only because the replay missed record's prefixed log lines; written as the run wrote it, live reads it)
     # round 30 (blind): as WRONG_NOW (step 1's SPMD graph heads the activation hint's run at :36); the depth
     # curriculum is right live since the fourteenth stop (explain/layers_joined_lines.py)
     'torch_xla/r30_tx_spmd_act_hint_some': 'line: r30_tx_spmd_act_hint_some.py:36',

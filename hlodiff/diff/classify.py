@@ -14,7 +14,6 @@ from hlodiff import progress
 from hlodiff.diff.mapping import Matching
 from hlodiff.diff.matchers import match_computations
 from hlodiff.diff.model import Change, InstructionRef
-from hlodiff.diff.unrelated_constants import unrelated_constants
 from hlodiff.graph.canonical import CanonicalComputation, CanonicalModule, graph_index
 from hlodiff.hlo.attributes import CALL_KEYS, parse_frontend_attributes
 from hlodiff.errors import HloParseError
@@ -124,10 +123,6 @@ def _classify(lcm: CanonicalModule, rcm: CanonicalModule, cd: ComputationDiff, q
             if tuple(map(l2r_get, lops)) == tuple(rops) if len(lops) == len(rops) else _operands_agree(m, lname, rname):
                 continue
         kinds, details = compare_pair(lcm, rcm, m, lname, rname)
-        if kinds and unrelated_constants(m, lname, rname, kinds):  # one number went, another came: not retyped
-            cd.changes[(lname, None)] = Change(ref(lcm, m.left, li), None)
-            cd.changes[(None, rname)] = Change(None, ref(rcm, m.right, ri))
-            continue
         if kinds:
             cd.changes[(lname, rname)] = Change(ref(lcm, m.left, li), ref(rcm, m.right, ri), kinds, details)
         for lc, rc in _differing_callees(lcm, rcm, li, ri):
