@@ -34,6 +34,8 @@ _ROW_CASES = {
     "torch_xla/experimental/gru.py": "rnn = torch.nn.GRU(16, 16).to(dev)\nx = emb(t)\nh, s = rnn(x, s)\n",
     "torch/nn/modules/rnn.py": "self.lstm = nn.LSTM(8, 8)\nx = emb(t)\nh, s = self.lstm(x)\n",
     "torch_xla/_patched_functions.py": "opt = make()\nloss.backward()\ntorch.nn.utils.clip_grad_norm_(p, 1.0)\n",
+    "torch_xla/distributed/spmd/xla_sharding.py": "mesh = xs.Mesh(ids, (n,), ('data',))\nx = load()\n"
+                                                  "xs.mark_sharding(x, mesh, ('data', None))\n",
 }
 
 
@@ -111,7 +113,7 @@ def _headline(name: str) -> dict:
 
 @pytest.mark.parametrize("name, line", [("r24_tx_tbptt_reset_control", 28), ("r20_tx_radam_rect_control", 20),
                                         ("r20_tx_adaptive_softmax", 18), ("rev9_setup_probe", 25),
-                                        ("r14_tx_clip_after_warmup", 18)])
+                                        ("r14_tx_clip_after_warmup", 18), ("r17_tx_spmd_mesh_reorder", 29)])
 def test_library_only_captures_are_told_at_the_call_into_the_library(name, line):
     loc = _headline(name)["location"]
     assert loc is not None and loc["line"] == line

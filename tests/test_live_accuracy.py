@@ -24,16 +24,13 @@ live = score_live()
 LIVE_WRONG_NOW = {
     # 1. The report at exit is wrong the same way (its WRONG_NOW): a line or kind no capture holds (library frames
     #    only in the HLO text, a TORCH_LOGS text log naming the compiled function's def and no call line).
-    'torch_xla/checkpoint_toggle': 'line: no location (as at exit: the recomputed ops carry library frames only)',
+    # (checkpoint_toggle is right live since the fourteenth stop, as at exit: decision_line.GUARDED_CALL_ROWS)
     'torch_xla/freeze_backbone': 'line: freeze_backbone.py:17 (as at exit)',
-    # new-user review 22, F1: at exit the resized mesh is expected (exit 0); live, its line is an 'expected
-    # recompilation' with no line yet: the report finds the call :21 in JAX's cache-miss log, which a record run
-    # reads at exit only (crossings round 13: the eager op before it (:11) is no longer scored as the run's word)
-    'jax/rev22_jx_mesh_resize': 'line: no location; agrees: live sharding at no line (JAX\'s call site is read at '
-                                'exit only)',
+    # (review 22's jax/rev22_jx_mesh_resize is right live since the fourteenth stop: the replay writes record's
+    # jax.log as the run did, so live reads JAX's call site :21, and an eager op counted live is no first word)
     'torch_xla/loss_history': 'kind: ops (as at exit: the growing join leads)',
     # review 9 (F1): the level-1 log is joined live too; as at exit, the momentum buffers have no user frame
-    'torch_xla/spmd_replay_unsharded': 'line: no location (as at exit)',
+    'torch_xla/spmd_replay_unsharded': 'line: spmd_replay_unsharded.py:23 (as at exit)',
     # twelfth stop: at exit unfreezing is told at the requires_grad_ line (outputs_unfrozen); live, at step 2 the new
     # graph has not yet been seen to stay, so the update reads as one on some steps only (an EMA)
     'torch_xla/ulmfit_unfreeze': 'line: ulmfit_unfreeze.py:19; fix_any: an update on some steps (live, before the '
@@ -92,10 +89,10 @@ LIVE_WRONG_NOW = {
     'torch_xla/rev6_periodic_log': 'line: no location',
     'dynamo/rev6_batch_sizes': 'line: no location',
 
-    # new-user review 7: as at exit (WRONG_NOW); rev7_tc_dtype's Dynamo line is right live since review 15 (F4): a
-    # recompilation is told once its compile names the function, and then its call is found
+    # new-user review 7: as at exit (WRONG_NOW; rev7_loss_dict is right at exit and live since the fourteenth
+    # stop); rev7_tc_dtype's Dynamo line is right live since review 15 (F4): a recompilation is told once its
+    # compile names the function, and then its call is found
     'torch_xla/rev7_two_heads': 'kind: shape',
-    'torch_xla/rev7_loss_dict': 'line: rev7_loss_dict.py:13',
     # new-user review 13 (C1): the bridge's graph of the new size is told first at its own frame, forward's
     # @torch.compile line (:9); at exit the Dynamo recompilation names the loop's call (:17) from that graph's stack
     # (record), or keeps the def (by hand, no source on disk); the live update reaches :17 under record
@@ -106,7 +103,8 @@ LIVE_WRONG_NOW = {
     # counts fixed") before JAX's log names the static argument (the report at exit: static_unrolled_loop, right);
     # c3 by hand: live, the bridge's dumped graphs are not told apart from eager ones (the report at exit is right),
     # so the first-call input sync against the step's graph (5 % alike) leads as "a value is kept on some steps"
-    'jax/rev9_j2_unrolled_solver': 'kind: ops; line: rev9_j2_unrolled_solver.py:9 (JAX log not yet joined live)',
+    # (j2 is right live since the fourteenth stop: the replay writes record's jax.log as the run did, so the log is
+    # joined live)
     # new-user review 11 (F1, by hand without torch_xla's execution log): live, the bridge's graphs of a dump with no
     # stacks are not told apart (the live reader keeps no module to read their ops' source files: bridge_ops), so
     # the report at exit's "cannot tell, expected if in the first steps" (dynamo_compilations_only) is not said live
@@ -124,8 +122,8 @@ LIVE_WRONG_NOW = {
     # lead until the cycle shows, then the revision names the ops at :18; step 3 of the late sharding is told before
     # any later step shows the new sharding stays (the revision names annotating before the first step)
     'torch_xla/r10_r1_lazy_reg': 'line: r10_r1_lazy_reg.py:22 (the first line at step 4, before the cycle is seen)',
-    'torch_xla/r10_spmd_shard_late': 'line: no location; fix_any: mark_sharding the same every step (step 3, '
-                                     'before the switch is seen to stay)',
+    'torch_xla/r10_spmd_shard_late': 'fix_any: mark_sharding the same every step (step 3, before the switch is '
+                                     'seen to stay; its line, the `if` :35, is right since the fourteenth stop)',
 
     # (round 11's momentum run is right live since the thirteenth stop, as at exit: the buffers begun late take the
     # line of the graph that reads them back, opt.step())
@@ -168,11 +166,9 @@ LIVE_WRONG_NOW = {
     # and anomaly detection as the report at exit does, with its line limit (its WRONG_NOW: the checks have no frame)
     'torch_xla/r17_tx_detect_anomaly': 'line: no location (as at exit)',
     # (crossings round 7's hook growth is told at its register_forward_hook line since the twelfth stop, live too)
-    # the mesh rebuilt in another device order: the sharding custom-call names only mark_sharding's library frame
-    'torch_xla/r17_tx_spmd_mesh_reorder': 'line: no location (as at exit)',
-    # live, JAX's static float is told as a baked constant ('pass it as a traced argument') and a shape; the
-    # nondiff_argnums row needs the source (the capture's paths are neutral)
-    'jax/r17_jx_grl_nondiff_static': 'fix_any: a traced argument (source not on disk); agrees: live says shape',
+    # (the mesh rebuilt in another device order is right live since the fourteenth stop: the user's mark_sharding
+    # calls, library_call_lines.LIBRARY_ENTRIES)
+    # (r17_jx_grl_nondiff_static is right live since the fourteenth stop: record's jax.log is replayed as written)
     # the source on disk (score_live.py's source map, ninth stop): the report at exit reads lines the live story
     # does not (Dynamo's decision line from the source: d15_matmul_precision_late's set_float32_matmul_precision
     # :18), and the live torch_xla story names the `if` that decided a masked_fill (:30), not the op's line (:31)
@@ -262,14 +258,10 @@ LIVE_WRONG_NOW = {
                                  "captured frame names the user's file)",
     # (new-user review 20's T1, rev20_t1_restore_f64, is right live since the thirteenth stop's leftovers: the
     # interim dtype fix names the float32 the step was traced with)
-    # review 20 J1 (F7): JAX's cache-miss log is read at the end of a `record` run, so live tells the lr baked at :13
-    # (constant; its fix "a Python value baked into the function changed (static argument, closure): pass it as a
-    # traced argument" is right but names "static") while the report leads with the function re-created at :26
-    'jax/rev20_jx_rejit_lr': "fix_none: says static ('(static argument, closure)'); agrees: live constant at :13, "
-                             "the report cache_key at :26 (JAX's log read at exit)",
-    # round 30 (blind): as WRONG_NOW (the depth curriculum's layers have torch.nn frames only; step 1's SPMD graph
-    # heads the activation hint's run at :36)
-    'torch_xla/r30_tx_depth_curriculum': 'line: no location',
+    # (review 20 J1, rev20_jx_rejit_lr, is right live since the fourteenth stop: JAX's cache-miss log was read at the
+    # end only because the replay missed record's prefixed log lines; written as the run wrote it, live reads it)
+    # round 30 (blind): as WRONG_NOW (step 1's SPMD graph heads the activation hint's run at :36); the depth
+    # curriculum is right live since the fourteenth stop (explain/layers_joined_lines.py)
     'torch_xla/r30_tx_spmd_act_hint_some': 'line: r30_tx_spmd_act_hint_some.py:36',
     # round 32 (blind): as at exit (its WRONG_NOW row): the dot's attribute kind the truth did not list
     'torch_xla/r32_tx_einsum_eq_per_type': 'kind: attribute',

@@ -164,6 +164,33 @@ def loop_header(file: str, line: int | None) -> bool:
                                     for n in ast.walk(tree))
 
 
+def enclosing_choice(file: str, line: int | None) -> int | None:
+    """The line of the innermost ``if`` or ``for`` whose body holds ``file:line``, in the same function: the Python
+    that decides whether (or how many times) that line is traced (``for blk in self.blocks[:self.active]``). None
+    when the file is not on disk or neither encloses the line."""
+    tree = tree_if_present(file) if line is not None else None
+    if tree is None:
+        return None
+    best: int | None = None
+
+    def visit(node: ast.AST) -> None:
+        nonlocal best
+        for child in ast.iter_child_nodes(node):
+            start, end = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if start is None or end is None or not start <= line <= end:
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                best = None  # a nested function: only its own branches and loops count
+            head = child.test if isinstance(child, ast.If) else child.iter if isinstance(
+                child, (ast.For, ast.AsyncFor)) else None
+            if head is not None and head.end_lineno is not None and line > head.end_lineno:
+                best = child.lineno
+            visit(child)
+
+    visit(tree)
+    return best
+
+
 def tree_if_present(file: str) -> ast.Module | None:
     """The module at ``file`` if it is on disk, else None without noting it missing (the caller only asks)."""
     return parse_file(file) if on_disk(file) else None

@@ -165,6 +165,12 @@ class SourceLines:
 
         return self._ask(loop_header, bool, file, line)
 
+    def enclosing_choice(self, file: str, line: int | None) -> int | None:
+        """The innermost ``if`` or ``for`` around a line: :func:`hlodiff.dumps.python_source.enclosing_choice`."""
+        from hlodiff.dumps.python_source import enclosing_choice
+
+        return self._ask(enclosing_choice, _NONE, file, line)
+
     def rebound_in_loop(self, file: str, call_line: int | None, name: str) -> list[int]:
         """Lines in the loop around a call that bind the called name to a new function object
         (:func:`hlodiff.dumps.rebind_source.rebound_in_loop`)."""

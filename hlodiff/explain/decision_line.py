@@ -41,6 +41,24 @@ adapter or head built and moved to the device), read from the new inputs' own fr
 that also reads the optimizer's new scalars (review 21, F2: a head added at :30 was placed at ``opt.step()``)."""
 PLACEMENT_ROWS = frozenset({"cache_key_placement"})
 """Rows whose story is arguments placed elsewhere: the decision is ``device_put``."""
+SIBLING_BRANCH_ROWS = BRANCH_ROWS | {"ops_periodic"}
+"""Rows whose story is a Python ``if`` adding ops on some steps: when the root's own lines lie in no ``if`` (the
+sum of a dict of losses, :13, after the ``if`` that adds a key, :11-12), the ``if`` around the lines of the
+causes beside it (the new term's inputs and output, :12) is the decision, when they name exactly one (new-user
+review 7, rev7_loss_dict)."""
+GUARDED_CALL_ROWS = {
+    # round 30 (r30_tx_spmd_act_hint_some): the Sharding custom-calls carry torch_xla's xla_sharding.py frame alone
+    "ops_sharding_hint_some_steps": ("mark_sharding",),
+    # checkpoint_toggle: the recomputed forward runs in the backward, its frames are torch.nn's and autograd's
+    "ops_checkpointing": ("checkpoint", "checkpoint_sequential"),
+    # round 10 (r10_spmd_shard_late): weights sharded from a step on, under `if step == 2:` (told at exit, and live
+    # before the later steps show the sharding stays, as a sharding that differs between steps)
+    "sharding_marked_late": ("mark_sharding",),
+    "sharding_torch": ("mark_sharding",),
+}
+"""Rows whose story is a library call made on some steps only, and the calls that make it: their ops carry the
+library's frames alone, so the decision (the ``if`` around the one such call that has one) and the call are read
+from the sync's file (a test per row: tests/test_leftovers14.py)."""
 
 
 def place_decisions(recompilations, sources: SourceLines) -> None:
@@ -54,6 +72,8 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
                 _made_first(r.causes[0])
                 _place(r.causes[0], sources)
                 _update_from_source(r, sources)
+                _guarded_call_from_source(r, sources)
+                _branch_of_siblings(r, sources)
                 _read_first(r)
     finally:
         enclosing_if.cache_clear()
@@ -123,6 +143,51 @@ def _update_from_source(r, sources: SourceLines) -> None:
     if branch is None:
         return
     root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, steps[-1], sync.function),
+                      *root.locations]
+    root.hint = None
+
+
+def _branch_of_siblings(r, sources: SourceLines) -> None:
+    """A :data:`SIBLING_BRANCH_ROWS` root whose user lines lie in no ``if``: the one ``if`` around the other causes'
+    user lines in the same file leads, with the first of those lines (none, or two ``if``s: unchanged)."""
+    root = r.causes[0]
+    if root.fix_rule not in SIBLING_BRANCH_ROWS:
+        return
+    mine = [f for f in root.locations if not f.is_library and f.line is not None]
+    if not mine or any(enclosing_if(sources, f.file, f.line) is not None for f in mine):
+        return
+    found: dict[int, SourceFrame] = {}
+    for cause in r.causes[1:]:
+        for f in cause.locations:
+            if f.is_library or f.line is None or f.file != mine[0].file:
+                continue
+            branch = enclosing_if(sources, f.file, f.line)
+            if branch is not None:
+                found.setdefault(branch, f)
+    if len(found) != 1:
+        return
+    branch, inside = next(iter(found.items()))
+    lead = [SourceFrame(inside.file, branch, inside.function), SourceFrame(inside.file, inside.line, inside.function)]
+    root.locations = lead + [f for f in root.locations if (f.file, f.line) not in {(x.file, x.line) for x in lead}]
+
+
+def _guarded_call_from_source(r, sources: SourceLines) -> None:
+    """A :data:`GUARDED_CALL_ROWS` cause with no user line: when the row's calls in the sync's file that sit in an
+    ``if`` all sit in one, that ``if`` and its first such call lead (calls in two ``if``s: which one runs on some
+    steps is not read; none in an ``if``: unchanged)."""
+    root = r.causes[0]
+    names = GUARDED_CALL_ROWS.get(root.fix_rule or "")
+    sync = r.graph.trigger
+    if names is None or sync is None or sync.is_library or sync.line is None:
+        return
+    if any(not f.is_library and f.line is not None for f in root.locations):
+        return
+    guarded = [(n, enclosing_if(sources, sync.file, n)) for n in calls_named(sources, sync.file, names)]
+    guarded = [(n, branch) for n, branch in guarded if branch is not None]
+    if len({branch for _, branch in guarded}) != 1:
+        return
+    call, branch = guarded[0]
+    root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, call, sync.function),
                       *root.locations]
     root.hint = None
 

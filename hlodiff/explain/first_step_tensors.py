@@ -9,6 +9,8 @@ fix); :func:`place_made_tensors` puts the line that made such a tensor before th
 from __future__ import annotations
 
 from hlodiff.explain.family_order import family_runs
+from hlodiff.diff.origin_makers import user_made_inputs
+from hlodiff.hlo.model import SourceFrame
 from hlodiff.hlo.shapes import without_layout_text
 
 
@@ -22,6 +24,50 @@ def place_made_tensors(recompilations) -> None:
         members = runs[id(r.family)][0]  # the family's whole graphs: the step after the first is members[1]
         if len(members) > 1 and members[1] is r.graph and materialized(r):
             _made_before_the_loop(r.causes)
+
+
+CREATED_ROWS = frozenset({"inputs_user_warmup"})
+"""Rows whose story is a tensor the first step's graph created (its ops: a constant, its broadcast) that later steps
+read as device data: its line is where those ops were traced, the user line of the instructions the cause
+removed, not the new parameter's (torch_xla writes on it the first op that read it after the sync: crossings round
+6, x6c_window_cat_control, `torch.zeros(8)` at :14 told at the read :21). A test per row:
+tests/test_leftovers14.py."""
+
+
+def place_created_tensors(recompilations) -> None:
+    """A :data:`CREATED_ROWS` cause whose removed instructions name one user line: that line goes first, and the
+    fix's "(file:line)" of the creation names it."""
+    for r in recompilations:
+        cm = r.closest._canonical if r.closest is not None else None
+        if cm is None:
+            continue
+        for cause in r.causes:
+            if cause.fix_rule not in CREATED_ROWS:
+                continue
+            made = _removed_user_lines(cm, cause)
+            if len(made) != 1 or (cause.locations and (cause.locations[0].file, cause.locations[0].line) == made[0]):
+                continue
+            file, line = made[0]
+            old = cause.locations[0] if cause.locations else None
+            new = next((f for f in cause.locations if (f.file, f.line) == (file, line)), None) or SourceFrame(
+                file, line, old.function if old is not None else None)
+            cause.locations = [new] + [f for f in cause.locations if f is not new]
+            told = user_made_inputs(cause)  # the row's "({made})": the new inputs' own lines
+            if told and cause.fix:
+                cause.fix = cause.fix.replace(f"({told})", f"({new.short()})")
+
+
+def _removed_user_lines(cm, cause) -> list[tuple[str, int]]:
+    """The distinct innermost user lines of the instructions ``cause`` removed, in the closest graph ``cm``."""
+    insts = cm.entry.insts
+    found: list[tuple[str, int]] = []
+    for a, b in cause.instructions:
+        if a is None or b is not None or a not in insts:
+            continue
+        mine = next((f for f in cm.frames(insts[a]) if not f.is_library and f.line is not None), None)
+        if mine is not None and (mine.file, mine.line) not in found:
+            found.append((mine.file, mine.line))
+    return found
 
 
 def _made_before_the_loop(causes) -> None:

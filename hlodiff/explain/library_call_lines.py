@@ -66,6 +66,9 @@ LIBRARY_ENTRIES: tuple[LibraryEntry, ...] = (
     LibraryEntry("torch_xla/experimental/gru.py", ("GRU",), ("",)),
     LibraryEntry("torch/nn/modules/rnn.py", ("GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"), ("",)),
     LibraryEntry("torch_xla/_patched_functions.py", functions=("clip_grad_norm_",), reads_sizes=True),
+    # fourteenth stop (r17_tx_spmd_mesh_reorder): a sharding annotation's custom-call carries xla_sharding.py's
+    # frame alone; the user's mark_sharding calls (a few: the batch's, the labels') are where a mesh or spec goes in
+    LibraryEntry("torch_xla/distributed/spmd/xla_sharding.py", functions=("mark_sharding",), reads_sizes=True),
 )
 """Library files with the one way a user's code enters each (a test per row: tests/test_library_call_lines.py)."""
 

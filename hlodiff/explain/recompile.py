@@ -19,7 +19,7 @@ from hlodiff.dumps.evidence import Run
 from hlodiff.dumps.graph_record import TRACED_KINDS, GraphRecord
 from hlodiff.errors import HlodiffError, InputWarning
 from hlodiff.explain.fix_context import apply_run_fixes
-from hlodiff.explain.first_step_tensors import place_made_tensors
+from hlodiff.explain.first_step_tensors import place_created_tensors, place_made_tensors
 from hlodiff.explain.grown_lines import place_grown_tensors
 from hlodiff.explain.after_sync import read_after_sync
 from hlodiff.explain.families import bridge_graph, Family, group, is_partial, place_inputs_at_compiled_call
@@ -47,6 +47,7 @@ from hlodiff.explain.pair_lines import locate_lines
 from hlodiff.explain.library_call_lines import instruction_files, place_library_calls, place_library_entries
 from hlodiff.explain.optimizer_state_lines import place_state_begun
 from hlodiff.explain.sibling_lines import place_from_siblings
+from hlodiff.explain.layers_joined_lines import place_joined_layers
 from hlodiff.explain.family_buckets import attach_plans
 from hlodiff.explain.compile_cost import compile_time_note
 from hlodiff.explain.later_lines import borrow_later_reports
@@ -200,11 +201,13 @@ def explain_records(run: Run | list[GraphRecord], options: Normalization = Norma
         r.links = link(r.causes, _evidence(r))
         r.causes[:] = r.links.causes
     place_decisions(recompilations, run.sources)  # the `if`, requires_grad_, device_put: from the source on disk
+    place_joined_layers(recompilations, run.sources)  # layers joining mid-run: the loop or `if` that runs them
     place_library_entries(recompilations, run.sources)  # library frames only: the user's one call into it
     place_library_calls(recompilations, run.sources)  # a library function's ops: the user's call of it
     place_setting_lines(recompilations, run.sources)  # a setting's cut no capture locates: its call
     place_state_begun(recompilations)  # optimizer state begun late: at the line of the graph that reads it back
     place_from_siblings(recompilations)  # one change repeated per stage: a line found at one is every one's
+    place_created_tensors(recompilations)  # a tensor the first step made: where its ops were traced
     doubts = same_name_doubts(families, joined, explained)  # no JAX log: two functions, or one recompiling?
     for r in recompilations:
         if r.graph.ref in doubts and r.causes:
