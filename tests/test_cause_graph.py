@@ -401,3 +401,24 @@ def test_a_constant_that_only_changed_its_float_type_follows_from_the_dtype_chan
     assert pair(("6.28318548", "6.2831853071795862")).nodes[1].follows[0].rule == "constant_retyped"
     assert all(n.is_root for n in pair(("0.1", "0.05")).nodes)
     assert all(n.is_root for n in pair(("6.28318548", "6.28318548"), "f32[]", "f32[]").nodes)
+
+
+def test_an_attribute_holding_the_new_size_follows_from_the_shape_change():
+    """Review 23, F7 (rev23_jx_host_negatives): jnp.concatenate's pad of the negatives' scores, padding
+    0_0x0_200 -> 0_0x0_199, beside the argument negatives f32[200,32] -> f32[199,32], is traced from the new size
+    ("size_as_attribute"), not "an op's dimensions follow a Python value" of its own. Look-alikes: a pad that moved
+    by other numbers (a window placed elsewhere), and the same numbers beside a shape change inside the graph (no
+    argument), stay causes of their own."""
+    def pair(padding, root_opcode="parameter"):
+        shape = Cause("shape", "input shape changed", origins=[Change(
+            _ref("negatives.1", root_opcode, "f32[200,32]"), _ref("negatives.1", root_opcode, "f32[199,32]"),
+            ("shape",))])
+        attr = Cause("attribute", "attribute padding changed", origins=[Change(
+            _ref("pad.1", "pad", "f32[8,201]"), _ref("pad.1", "pad", "f32[8,200]"), ("attribute:padding",),
+            {"attribute:padding": padding})])
+        return link([shape, attr])
+    assert pair(("0_0x0_200", "0_0x0_199")).nodes[1].follows[0].rule == "size_as_attribute"
+    assert all(n.is_root for n in pair(("0_0x0_3", "0_0x0_7")).nodes)
+    assert all(n.is_root for n in pair(("0_0x0_200", "0_0x0_199"), root_opcode="dot").nodes)
+    r = explain(FIXTURES / "scenarios" / "jax" / "rev23_jx_host_negatives" / "record").recompilations
+    assert any(("attribute", "shape", "size_as_attribute") in edges(x) for x in r)

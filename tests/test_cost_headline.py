@@ -381,6 +381,35 @@ def test_a_read_below_a_sync_at_the_top_of_the_loop_that_runs_the_step_early_hea
     assert (head.kind, head.location.line, head.recomputed) == ("read_in_step", 19, True)
 
 
+def _compiled_call_steps(n: int, read_line: int, sync_line: int):
+    """Steps of a torch.compile'd call: its graph, the step's sync at ``sync_line``, a read at ``read_line``, then
+    the next call materialising its inputs (a sync hlodiff cannot place: no stack)."""
+    graphs = []
+    for i in range(n):
+        graphs.append(_graph(f"run#{4 * i}", name="SyncTensorsGraph.131", sync_call="compiled", heavy_ops={DOT: 1}))
+        graphs.append(_graph(f"run#{4 * i + 1}", name="SyncTensorsGraph.87", sync_call="sync",
+                             trigger=SourceFrame(LOOP, sync_line, "main"),
+                             stack=(SourceFrame(LOOP, sync_line, "main"),)))
+        graphs.append(_graph(f"run#{4 * i + 2}", name="SyncTensorsGraph.10", sync_call="read",
+                             trigger=SourceFrame(LOOP, read_line, "main"),
+                             stack=(SourceFrame(LOOP, read_line, "main"),)))
+        graphs.append(_graph(f"run#{4 * i + 3}", name="SyncTensorsGraph.17", sync_call="sync"))
+    return graphs
+
+
+def test_a_read_below_the_sync_before_a_sync_of_unknown_place_is_no_finding():
+    """Review 23 F3 (d2_beams): `torch_xla.sync()` at :38 then `s.max().item()` at :39; the next graph is the
+    compiled call's inputs, a sync with no stack. The read already follows the step's sync: "read the value after
+    the step's sync" cannot be acted on, as for the same code whose next graph hlodiff did not call a sync (d1)."""
+    assert cost_headline(RunCost(_compiled_call_steps(3, 39, 38))) is None
+
+
+def test_a_read_above_the_sync_before_a_sync_of_unknown_place_still_heads():
+    """The look-alike: the read comes before the step's sync in the code (line 37 < 38): it cuts the step."""
+    head = cost_headline(RunCost(_compiled_call_steps(3, 37, 38)))
+    assert (head.kind, head.location.line) == ("read_in_step", 37)
+
+
 def test_a_cheap_read_above_the_sync_still_heads():
     head = cost_headline(RunCost(_stacked(3, 12, 18, step_ops={("dot", "f32[4,4]"): 1})))
     assert (head.kind, head.recomputed) == ("read_in_step", False)

@@ -67,6 +67,24 @@ def read_follows_sync(read_stack, sync_stack) -> bool:
     return runs_after(read_stack, sync_stack)
 
 
+def _step_sync(graphs, read: int, then: int):
+    """The sync graph to place the read against: the one after it, or, when that one's stack is unknown, the last
+    sync with a stack before the read in the same dump. A sync hlodiff cannot place (Dynamo's compiled call
+    materialising its inputs, a torch.zeros before it) tells nothing of where the read stands; the step's own sync
+    above the read does (review 23 F3, d2_beams: `torch_xla.sync()` at :38, `s.max().item()` at :39 was told to move
+    the read after the sync it already followed)."""
+    if graphs[then].stack:
+        return graphs[then]
+    source = graphs[read].ref.rsplit("#", 1)[0]
+    for k in range(read - 1, -1, -1):
+        g = graphs[k]
+        if g.ref.rsplit("#", 1)[0] != source:
+            break
+        if g.sync_call in ("sync", "save") and g.stack:
+            return g
+    return graphs[then]
+
+
 def _reads_before(graphs, i: int) -> int:
     """How many read graphs of one dump run back to back up to and including ``graphs[i]``."""
     n, source = 0, graphs[i].ref.rsplit("#", 1)[0]
@@ -111,7 +129,7 @@ def reads_in_step(graphs) -> list[ReadInStep]:
         a, b = graphs[i], graphs[j]
         mine, theirs = a.heavy_ops or Counter(), b.heavy_ops or Counter()
         recomputed = bool(mine) and all(theirs.get(k, 0) >= n for k, n in mine.items())
-        if not recomputed and read_follows_sync(a.stack, b.stack):
+        if not recomputed and read_follows_sync(a.stack, _step_sync(graphs, i, j).stack):
             continue  # the read follows the step's sync and redoes none of its work: a read after the step
         mask = any(t.startswith("pred[") and not t.startswith("pred[]") for t in a.output_shapes)
         chain = [_reads_before(graphs, k) for k, _ in seen]

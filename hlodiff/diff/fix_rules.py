@@ -1163,9 +1163,17 @@ RULES: tuple[FixRule, ...] = (
     _rule("shape_buckets", "shape", "buckets on_input",
           "expected: one graph per bucket -- the input takes {count} sizes that recur{seen}, each compiled once; "
           "nothing to fix (fewer buckets mean fewer compilations)"),
-    _rule("shape_last_batch_jax", "shape", "on_input last_in_family leading_dim_shrank jax",
+    # review 23 F1 (rev23_jx_host_negatives): JAX logs compilations only, so the graph compiled last is no sign of the
+    # last step; "the last batch" needs the batch's arrays shrinking together (x and y), else the one argument's
+    # rows follow the data (negatives filtered on the host, 200 then 199 at a middle step: dropping it drops a step)
+    _rule("shape_last_batch_jax", "shape", "on_input last_in_family leading_dim_shrank jax batch_rows",
           "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)",
           unless="sizes_vary"),
+    _rule("shape_data_rows_jax", "shape", "on_input last_in_family leading_dim_shrank jax",
+          "an argument's first dimension follows the data ({rows_before} rows, then {rows_after}; no other "
+          "argument lost rows with it, as a batch's arrays do): each new size compiles the jitted function again; pad it to its largest size "
+          "({rows_before}) and pass a mask of the real rows, or take a fixed number of rows every call",
+          unless="sizes_vary batch_rows"),
     _rule("shape_last_batch", "shape", "on_input last_in_family leading_dim_shrank",
           "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size",
           unless="sizes_vary"),

@@ -87,6 +87,9 @@ class FixContext:
     resized_input: bool = False
     """An input added with the new shape of an instruction whose shape changed, the old-shape input still read: a
     parameter or buffer rebuilt at another size mid-run, its old values copied in (round 9, embed_vocab_grow)."""
+    batch_rows: bool = False
+    """Two or more arguments lost the same leading rows together (:func:`hlodiff.explain.batch_rows.batch_rows`): a
+    batch's arrays, the evidence "the last batch is short" needs when only compilations are seen (review 23, F1)."""
     dot_shapes: frozenset[str] = frozenset()
     """Shapes (no layout) the recompiled graph's entry computes with a dot (``f32[8,10]``: a head's logits): an
     input of that shape can be targets over its classes (:func:`hlodiff.diff.input_formats.format_switch`)."""

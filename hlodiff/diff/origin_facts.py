@@ -237,6 +237,8 @@ def _changed_facts(first: Change, facts: set[str], args: dict[str, str], entries
         args["param"] = first.left.name.split(".", 1)[0]
     if _leading_dim_shrank(first):
         facts.add("leading_dim_shrank")
+        (full, *_), (short, *_) = _both_dims(first)
+        args["rows_before"], args["rows_after"] = str(full), str(short)
     if _leading_dim_shrank(Change(first.right, first.left)):
         facts.add("leading_dim_grew")
     if _inner_dims_only(first):

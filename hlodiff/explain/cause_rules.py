@@ -254,6 +254,38 @@ def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     return bool(moved) and moved <= sizes
 
 
+def _argument_sizes(r: Cause, e: Evidence) -> set[tuple[int, int]]:
+    """(before, after) of every dimension that changed on an argument among ``r``'s shape changes."""
+    sizes = set()
+    for o in r.origins:
+        if "shape" not in o.kinds or o.left is None or o.right is None or not _argument(o.left, e):
+            continue
+        left, right = shape_dims(str(o.left.shape)), shape_dims(str(o.right.shape))
+        if len(left) == len(right):
+            sizes |= {(a, b) for a, b in zip(left, right) if a != b}
+    return sizes
+
+
+def _size_as_attribute(c: Cause, r: Cause, e: Evidence) -> bool:
+    """Every number that moved in the changed attributes is a size of an argument's shape change, before and after
+    (``padding=0_0x0_200 -> 0_0x0_199`` beside ``negatives f32[200,32] -> f32[199,32]``: jnp.concatenate's pad of
+    the negatives' scores; review 23, F7): the op's dimensions are traced from the new shape, not a Python value
+    of the user's to keep fixed. A number that moved otherwise (a window placed elsewhere) keeps its own fix."""
+    sizes = _argument_sizes(r, e)
+    if not sizes:
+        return False
+    moved = set()
+    for o in c.origins:
+        for key, pair in o.details.items():
+            if not key.startswith("attribute:") or not pair or len(pair) != 2:
+                continue
+            before, after = (re.findall(r"-?\d+", str(v)) for v in pair)
+            if len(before) != len(after):
+                return False
+            moved |= {(int(a), int(b)) for a, b in zip(before, after) if a != b}
+    return bool(moved) and moved <= sizes
+
+
 _FLOAT = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?inf|nan")
 
 
@@ -375,6 +407,9 @@ RULES: tuple[Rule, ...] = (
     Rule("constant_retyped", frozenset({"constant"}), ("dtype",), _constant_retyped,
          why="the same numbers in another float type: a constant computed in the tensors' dtype (2*pi inside "
              "torch.randn) follows their dtype change, not a Python number to pass as a tensor"),
+    Rule("size_as_attribute", frozenset({"attribute"}), ("shape",), _size_as_attribute,
+         why="the changed attribute's numbers are the sizes an argument's shape change took (a pad or slice "
+             "traced from the new length): one change, told at the argument"),
     Rule("size_as_constant", frozenset({"constant"}), ("shape",), _size_as_constant,
          why="the constant's values are the sizes that changed: traced from the new shape, not a Python int"),
     Rule("count_of_joined", frozenset({"constant"}), ("ops",), _count_of_joined,

@@ -51,6 +51,7 @@ from hlodiff.explain.patterns import Pattern
 from hlodiff.explain.producer import producer
 from hlodiff.explain.resized_input import resized_input
 from hlodiff.explain.added_parameters import parameters_added, state_added
+from hlodiff.explain.batch_rows import batch_rows
 from hlodiff.diff.input_formats import dot_shapes
 from hlodiff.explain.rng_seed import seed_update_only
 
@@ -126,7 +127,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             graph_grows=graph_grows(*runs[id(r.family)]) if seen_all.get(r.family.key, True) else (),
             scalars_grow=scalars_grow(runs[id(r.family)][1]), joins_grow=joins_grow(r),
             reads_pile_up=family_reads_pile_up(r.family) if seen_all.get(r.family.key, True) else False,
-            inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
+            inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), batch_rows=batch_rows(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
             params_added=parameters_added(r) and trains_new_tensors(r), state_added=state_added(r),
