@@ -784,6 +784,30 @@ def test_small_computations_keep_their_hash_and_make_their_maps_again_when_read(
 
 
 @needs_native
+def test_small_computations_make_their_instruction_maps_again_when_read(monkeypatch):
+    """hash_small drops a small called computation's insts and operands too (two dicts each: 10 MB for the 27,000
+    reductions of the 300K pair), and only when no pass changed them: read, they are made again, in the same
+    order, the same objects the Python path keeps; the names pass counts instructions without making them."""
+    dead = "  %d = f32[] negate(f32[] %a)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%r1"
+    text = _small_calls_module().replace("  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%r1", dead, 1)
+    assert "%d = f32[] negate" in text
+    _switch(monkeypatch, True)
+    cm = canonicalize(parse_module(text))
+    dropped = [cm.computations[n] for n in ("r1", "r4")]
+    assert all(cc._insts is None and cc._operands is None for cc in dropped)
+    assert cm.computations["r0"]._insts is not None  # dead code removed %d: its maps are not what the text says
+    names = next(r for r in cm.reports if r.name == "names")
+    assert all(cc._insts is None for cc in dropped)  # counted, not made
+    made = {cc.name: (cc.insts, cc.operands) for cc in dropped}
+    _switch(monkeypatch, False)
+    kept = canonicalize(parse_module(text))
+    assert names.count == next(r for r in kept.reports if r.name == "names").count == 3 + 3 + 3 + 4 + 3 + 8
+    for n, (insts, operands) in made.items():
+        assert list(insts.items()) == [(k, v) for k, v in kept.computations[n].insts.items()]
+        assert list(operands.items()) == list(kept.computations[n].operands.items())
+
+
+@needs_native
 @pytest.mark.parametrize("broken", [(1, 3), (3, 1)], ids=["duplicate first", "undefined first"])
 def test_first_broken_computation_is_the_one_reported_both_ways(broken, monkeypatch):
     """The computations the accelerator finds clean are checked no further (one call for all of them); the others
