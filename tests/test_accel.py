@@ -794,11 +794,12 @@ def test_small_computations_make_their_instruction_maps_again_when_read(monkeypa
     _switch(monkeypatch, True)
     cm = canonicalize(parse_module(text))
     dropped = [cm.computations[n] for n in ("r1", "r4")]
-    assert all(cc._insts is None and cc._operands is None for cc in dropped)
-    assert cm.computations["r0"]._insts is not None  # dead code removed %d: its maps are not what the text says
+    assert all(cc._size == 3 for cc in dropped)  # dropped, their size kept
+    assert cm.computations["r0"]._size == -1  # dead code removed %d: its maps are not what the text says
     names = next(r for r in cm.reports if r.name == "names")
-    assert all(cc._insts is None for cc in dropped)  # counted, not made
+    assert all(cc._size == 3 for cc in dropped)  # counted, not made
     made = {cc.name: (cc.insts, cc.operands) for cc in dropped}
+    assert all(cc._size == -1 for cc in dropped)  # made once
     _switch(monkeypatch, False)
     kept = canonicalize(parse_module(text))
     assert names.count == next(r for r in kept.reports if r.name == "names").count == 3 + 3 + 3 + 4 + 3 + 8

@@ -10,7 +10,7 @@
 #include "accel.h"
 
 static PyObject *s_insts, *s_operands_map, *s_root, *s_labels, *s_anon, *s_hashes, *s_param_ids, *s_params,
-    *s_effects, *s_computation, *s_refill, *s_insts_slot, *s_operands_slot, *s_size, *s_instructions;
+    *s_effects, *s_computation, *s_refill, *s_size, *s_instructions;
 
 static int small_names(void) {
     if (s_insts != NULL) return 0;
@@ -25,12 +25,9 @@ static int small_names(void) {
     s_effects = PyUnicode_InternFromString("_effects");
     s_computation = PyUnicode_InternFromString("computation");
     s_refill = PyUnicode_InternFromString("_refill");
-    s_insts_slot = PyUnicode_InternFromString("_insts");
-    s_operands_slot = PyUnicode_InternFromString("_operands");
     s_size = PyUnicode_InternFromString("_size");
     s_instructions = PyUnicode_InternFromString("instructions");
-    return s_computation == NULL || s_refill == NULL || s_insts_slot == NULL || s_operands_slot == NULL ||
-           s_size == NULL || s_instructions == NULL ? -1 : 0;
+    return s_computation == NULL || s_refill == NULL || s_size == NULL || s_instructions == NULL ? -1 : 0;
 }
 
 /* Whether the result of a call is Python's True (consumed); -1 on error. */
@@ -133,7 +130,8 @@ static int as_built(PyObject *comp, PyObject *insts, PyObject *operands) {
 /* One computation: 1 hashed, 0 not for this path (nothing changed), -1 error. */
 /* With refill (not None), the computation's maps are made here and dropped after its hash: the computation keeps
    refill, which makes them again when something reads them (CanonicalComputation._facts); and its insts and
-   operands go too when as_built (CanonicalComputation._restore makes them again), their size kept in _size. */
+   operands go too when as_built (unset: CanonicalComputation.__getattr__ makes them again), their size kept in
+   _size. */
 static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int plain, PyObject *label_fn,
                     PyObject *shape_text, PyObject *shape_texts, PyObject *call_keys, PyObject *comp_hashes,
                     PyObject *refill, Py_ssize_t *size) {
@@ -184,8 +182,7 @@ static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int pla
             PyObject *n = PyLong_FromSsize_t(PyDict_GET_SIZE(insts));
             int rc = n ? PyObject_SetAttr(cc, s_size, n) : -1;
             Py_XDECREF(n);
-            if (rc < 0 || PyObject_SetAttr(cc, s_insts_slot, Py_None) < 0 ||
-                PyObject_SetAttr(cc, s_operands_slot, Py_None) < 0)
+            if (rc < 0 || PyObject_DelAttr(cc, s_insts) < 0 || PyObject_DelAttr(cc, s_operands_map) < 0)
                 goto out;
         }
     }

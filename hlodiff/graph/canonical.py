@@ -72,10 +72,10 @@ class CanonicalComputation:
     """
 
     computation: Computation
-    # Read through the properties insts and operands: None once hash_small dropped a small computation's maps
-    # (remade from its computation on first read, see _restore; _size keeps their size)
-    _insts: dict[str, Instruction] | None
-    _operands: dict[str, tuple[str, ...]] | None
+    # Unset once hash_small dropped a small computation's maps: made again on first read (__getattr__, _restore;
+    # _size keeps their size); plain slots otherwise, read with no call: the entry's are read in hot loops
+    insts: dict[str, Instruction]
+    operands: dict[str, tuple[str, ...]]
     root: str
     # The per-node facts hashing fills, read through the properties below (param_ids, hashes, anon, labels): made
     # on first use, and for a small called computation hashed with the accelerator not kept at all, made again
@@ -98,37 +98,22 @@ class CanonicalComputation:
     # attribute, and get-tuple-elements, as built (the passes only remove instructions, into ``removed``)
     _with_metadata: int | None = None
     _gtes: int | None = None
-    _size: int = 0  # len(insts) when hash_small dropped the maps
+    _size: int = -1  # len(insts) while hash_small's drop of the maps lasts, else -1
 
     @property
     def name(self) -> str:
         return self.computation.name
 
-    @property
-    def insts(self) -> dict[str, Instruction]:
-        """Instructions by name, in text order (less the ones passes removed)."""
-        if self._insts is None:
-            self._restore()
-        return self._insts
-
-    @insts.setter
-    def insts(self, insts: dict[str, Instruction]) -> None:
-        self._insts = insts
-
-    @property
-    def operands(self) -> dict[str, tuple[str, ...]]:
-        """Each instruction's operand names: the source of truth passes rewrite."""
-        if self._operands is None:
-            self._restore()
-        return self._operands
-
-    @operands.setter
-    def operands(self, operands: dict[str, tuple[str, ...]]) -> None:
-        self._operands = operands
-
     def size(self) -> int:
         """How many instructions (without remaking maps hash_small dropped)."""
-        return self._size if self._insts is None else len(self._insts)
+        return self._size if self._size >= 0 else len(self.insts)
+
+    def __getattr__(self, name: str):
+        """Only reached for an unset slot: insts or operands that hash_small dropped are made again."""
+        if name in ("insts", "operands") and self._size >= 0:
+            self._restore()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _restore(self) -> None:
         """The maps of a small computation whose maps hash_small dropped after hashing, made again from its
@@ -136,7 +121,8 @@ class CanonicalComputation:
         instruction's own), so the same maps, in the same order. Why: 13,600 three-instruction reductions a side of
         the 300K pair each kept two small dicts, about 10 MB for both sides, that comparing equal computations never
         reads (issue 34, memory)."""
-        self._insts, self._operands = native.index_computation(self.computation.instructions, SIDE_EFFECTS)[:2]
+        self.insts, self.operands = native.index_computation(self.computation.instructions, SIDE_EFFECTS)[:2]
+        self._size = -1
 
     @property
     def param_ids(self) -> dict[str, int]:
