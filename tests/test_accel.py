@@ -30,6 +30,7 @@ from hlodiff.dumps import iter_graphs
 from hlodiff.errors import HloParseError
 from hlodiff.graph import canonicalize
 from hlodiff.graph.fingerprint import normalized_text
+from hlodiff.graph.canonical import CanonicalComputation
 from hlodiff.hlo import parse_module
 from hlodiff.hlo.shapes import _cache as shape_cache
 
@@ -794,18 +795,19 @@ def test_small_computations_make_their_instruction_maps_again_when_read(monkeypa
     _switch(monkeypatch, True)
     cm = canonicalize(parse_module(text))
     dropped = [cm.computations[n] for n in ("r1", "r4")]
-    assert all(cc._size == 3 for cc in dropped)  # dropped, their size kept
+    assert all(cc._size == 3 and cc._params is None for cc in dropped)  # dropped, their size kept
     assert cm.computations["r0"]._size == -1  # dead code removed %d: its maps are not what the text says
     names = next(r for r in cm.reports if r.name == "names")
     assert all(cc._size == 3 for cc in dropped)  # counted, not made
     made = {cc.name: (cc.insts, cc.operands) for cc in dropped}
-    assert all(cc._size == -1 for cc in dropped)  # made once
+    assert all(cc._size == -1 and type(cc) is CanonicalComputation for cc in dropped)  # made once, plain again
     _switch(monkeypatch, False)
     kept = canonicalize(parse_module(text))
     assert names.count == next(r for r in kept.reports if r.name == "names").count == 3 + 3 + 3 + 4 + 3 + 8
     for n, (insts, operands) in made.items():
         assert list(insts.items()) == [(k, v) for k, v in kept.computations[n].insts.items()]
         assert list(operands.items()) == list(kept.computations[n].operands.items())
+        assert cm.computations[n].parameters() == kept.computations[n].parameters() == ["a", "b"]
 
 
 @needs_native
