@@ -30,6 +30,7 @@ from hlodiff.dumps import iter_graphs
 from hlodiff.errors import HloParseError
 from hlodiff.graph import canonicalize
 from hlodiff.graph.fingerprint import normalized_text
+from hlodiff.graph.canonical import CanonicalComputation
 from hlodiff.hlo import parse_module
 from hlodiff.hlo.shapes import _cache as shape_cache
 
@@ -781,6 +782,32 @@ def test_small_computations_keep_their_hash_and_make_their_maps_again_when_read(
     kept = canonicalize(parse_module(text)).computations
     assert made == {n: (kept[n].param_ids, kept[n].labels, kept[n].anon, kept[n].hashes) for n in made}
     assert made["r4"][0] == {"a": 1, "b": 0}  # r4 reads its parameters in the other order
+
+
+@needs_native
+def test_small_computations_make_their_instruction_maps_again_when_read(monkeypatch):
+    """hash_small drops a small called computation's insts and operands too (two dicts each: 10 MB for the 27,000
+    reductions of the 300K pair), and only when no pass changed them: read, they are made again, in the same
+    order, the same objects the Python path keeps; the names pass counts instructions without making them."""
+    dead = "  %d = f32[] negate(f32[] %a)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%r1"
+    text = _small_calls_module().replace("  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n%r1", dead, 1)
+    assert "%d = f32[] negate" in text
+    _switch(monkeypatch, True)
+    cm = canonicalize(parse_module(text))
+    dropped = [cm.computations[n] for n in ("r1", "r4")]
+    assert all(cc._size == 3 and cc._params is None for cc in dropped)  # dropped, their size kept
+    assert cm.computations["r0"]._size == -1  # dead code removed %d: its maps are not what the text says
+    names = next(r for r in cm.reports if r.name == "names")
+    assert all(cc._size == 3 for cc in dropped)  # counted, not made
+    made = {cc.name: (cc.insts, cc.operands) for cc in dropped}
+    assert all(cc._size == -1 and type(cc) is CanonicalComputation for cc in dropped)  # made once, plain again
+    _switch(monkeypatch, False)
+    kept = canonicalize(parse_module(text))
+    assert names.count == next(r for r in kept.reports if r.name == "names").count == 3 + 3 + 3 + 4 + 3 + 8
+    for n, (insts, operands) in made.items():
+        assert list(insts.items()) == [(k, v) for k, v in kept.computations[n].insts.items()]
+        assert list(operands.items()) == list(kept.computations[n].operands.items())
+        assert cm.computations[n].parameters() == kept.computations[n].parameters() == ["a", "b"]
 
 
 @needs_native

@@ -10,7 +10,7 @@
 #include "accel.h"
 
 static PyObject *s_insts, *s_operands_map, *s_root, *s_labels, *s_anon, *s_hashes, *s_param_ids, *s_params,
-    *s_effects, *s_computation, *s_refill;
+    *s_effects, *s_computation, *s_refill, *s_size, *s_instructions, *s_dropped, *s_class;
 
 static int small_names(void) {
     if (s_insts != NULL) return 0;
@@ -25,7 +25,12 @@ static int small_names(void) {
     s_effects = PyUnicode_InternFromString("_effects");
     s_computation = PyUnicode_InternFromString("computation");
     s_refill = PyUnicode_InternFromString("_refill");
-    return s_computation == NULL || s_refill == NULL ? -1 : 0;
+    s_size = PyUnicode_InternFromString("_size");
+    s_instructions = PyUnicode_InternFromString("instructions");
+    s_dropped = PyUnicode_InternFromString("_dropped");
+    s_class = PyUnicode_InternFromString("__class__");
+    return s_computation == NULL || s_refill == NULL || s_size == NULL || s_instructions == NULL || s_dropped == NULL ||
+           s_class == NULL ? -1 : 0;
 }
 
 /* Whether the result of a call is Python's True (consumed); -1 on error. */
@@ -101,9 +106,36 @@ done:
     return result;
 }
 
+/* Whether insts and operands are what index_computation makes of comp's instructions (so CanonicalComputation
+   ._restore makes them again): one entry per instruction, each operand list the instruction's own tuple (no pass
+   removed or rewrote one). 1 yes, 0 no, -1 error. */
+static int as_built(PyObject *comp, PyObject *insts, PyObject *operands) {
+    PyObject *list = PyObject_GetAttr(comp, s_instructions);
+    if (list == NULL) return -1;
+    int same = PyList_CheckExact(list) && PyList_GET_SIZE(list) == PyDict_GET_SIZE(insts) &&
+               PyDict_GET_SIZE(operands) == PyDict_GET_SIZE(insts);
+    for (Py_ssize_t k = 0; same == 1 && k < PyList_GET_SIZE(list); k++) {
+        PyObject *inst = PyList_GET_ITEM(list, k);
+        PyObject *name = inst_attr(inst, s_name), *ops = name ? inst_attr(inst, s_operands) : NULL;
+        if (ops == NULL) {
+            same = -1;
+        } else {
+            PyObject *mine = PyDict_GetItemWithError(operands, name);
+            PyObject *kept = mine ? PyDict_GetItemWithError(insts, name) : NULL;
+            same = kept == inst && mine == ops && PyTuple_CheckExact(ops) ? 1 : PyErr_Occurred() ? -1 : 0;
+        }
+        Py_XDECREF(name);
+        Py_XDECREF(ops);
+    }
+    Py_DECREF(list);
+    return same;
+}
+
 /* One computation: 1 hashed, 0 not for this path (nothing changed), -1 error. */
 /* With refill (not None), the computation's maps are made here and dropped after its hash: the computation keeps
-   refill, which makes them again when something reads them (CanonicalComputation._facts). */
+   refill, which makes them again when something reads them (CanonicalComputation._facts); and its insts and
+   operands go too when as_built (unset slots, the computation made a _Dropped, whose __getattr__ makes them
+   again), their size kept in _size, and its list of parameters (parameters() makes it again from insts). */
 static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int plain, PyObject *label_fn,
                     PyObject *shape_text, PyObject *shape_texts, PyObject *call_keys, PyObject *comp_hashes,
                     PyObject *refill, Py_ssize_t *size) {
@@ -147,6 +179,21 @@ static int hash_one(PyObject *cc, PyObject *entry, Py_ssize_t index_min, int pla
         (comp = PyObject_GetAttr(cc, s_computation)) == NULL || (name = PyObject_GetAttr(comp, s_name)) == NULL ||
         PyDict_SetItem(comp_hashes, name, h) < 0 || (!kept && PyObject_SetAttr(cc, s_refill, refill) < 0))
         goto out;
+    if (!kept) {
+        int drop = as_built(comp, insts, operands);
+        if (drop < 0) goto out;
+        if (drop) {
+            PyObject *n = PyLong_FromSsize_t(PyDict_GET_SIZE(insts));
+            int rc = n ? PyObject_SetAttr(cc, s_size, n) : -1;
+            Py_XDECREF(n);
+            PyObject *cls = rc < 0 ? NULL : PyObject_GetAttr(cc, s_dropped);
+            rc = cls ? PyObject_SetAttr(cc, s_class, cls) : -1; /* first, so a read of the unset slots finds them */
+            Py_XDECREF(cls);
+            if (rc < 0 || PyObject_DelAttr(cc, s_insts) < 0 || PyObject_DelAttr(cc, s_operands_map) < 0 ||
+                PyObject_SetAttr(cc, s_params, Py_None) < 0) /* parameters() finds them again in insts */
+                goto out;
+        }
+    }
     *size += PyDict_GET_SIZE(insts);
     done = 1;
 out:

@@ -11,4 +11,4 @@ from hlodiff.graph.canonical import CanonicalModule, PassReport
 def run(cm: CanonicalModule) -> PassReport | None:
     if not cm.options.layouts:
         return None
-    return PassReport("layouts", "layouts", sum(len(cc.insts) for cc in cm.computations.values()))
+    return PassReport("layouts", "layouts", sum(cc.size() for cc in cm.computations.values()))

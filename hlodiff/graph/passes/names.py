@@ -11,5 +11,5 @@ from hlodiff.graph.canonical import CanonicalModule, PassReport
 def run(cm: CanonicalModule) -> PassReport | None:
     if not cm.options.names:
         return None
-    count = sum(len(cc.insts) for cc in cm.computations.values())
+    count = sum(cc.size() for cc in cm.computations.values())
     return PassReport("names", "instruction names and numbering", count)
