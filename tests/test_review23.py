@@ -99,3 +99,10 @@ def test_the_dict_cache_is_told_by_hand_and_under_record_with_the_guard_line():
         told[folder] = (r["location"]["line"], (r["guard_at"] or {}).get("line"))
     assert told[ROPE][0] == 13
     assert told[ROPE_REC] == (38, 13), told
+
+
+def test_a_story_s_compilations_are_said_as_part_of_the_run_s():
+    # "10 compilations" in the summary, "story: 8 compilations" under it read as two counts of one thing
+    text = cli("explain-recompile", str(MOE), codes=(1,)).stdout
+    assert "10 compilations, 4 recompilations" in text.splitlines()[0]
+    assert "story: 8 of the run's 10 compilations, 4 of them recompilations, one root" in text
