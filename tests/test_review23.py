@@ -106,3 +106,37 @@ def test_a_story_s_compilations_are_said_as_part_of_the_run_s():
     text = cli("explain-recompile", str(MOE), codes=(1,)).stdout
     assert "10 compilations, 4 recompilations" in text.splitlines()[0]
     assert "story: 8 of the run's 10 compilations, 4 of them recompilations, one root" in text
+
+
+# -- F9: counts a user checks against the table under them -------------------------------------------------------
+
+def test_cost_counts_the_steps_a_read_ran_in_whatever_graph_followed_it():
+    """t2: the step's graph is new every step, so no (read, sync) pair ran 5 times; the read did, in each of 5 steps,
+    6 early graphs a step (the table: 5 at :16 and :17, 20 at :21)."""
+    out = cli("cost", str(MOE), codes=(0, 1)).stdout
+    first = next(line for line in out.splitlines() if line.startswith("first:"))
+    assert "in 5 steps of this run (30 early graphs)" in first and "4 times" not in first
+
+
+def test_a_first_step_graph_of_its_own_does_not_drop_a_step_from_the_read_count():
+    # look-alike in the house fixtures: a split step whose first step's sync graph differs (an optimizer's state)
+    from hlodiff.cost.reads import reads_in_step
+
+    class G:
+        def __init__(self, ref, name, call):
+            self.ref, self.name, self.sync_call = ref, name, call
+            self.heavy_ops, self.stack, self.output_shapes = None, (), ("f32[]",)
+            self.trigger, self.library_read = None, ""
+
+    graphs = [G("d#0", "read", "read"), G("d#1", "stepA", "sync")]
+    for i in range(2, 12, 2):
+        graphs += [G(f"d#{i}", "read", "read"), G(f"d#{i + 1}", "stepB", "sync")]
+    (found,) = reads_in_step(graphs)
+    assert found.times == 6  # six steps read early; the pair (read, stepB) ran five times
+
+
+def test_a_compiled_graph_without_a_time_is_unknown_not_blank():
+    out = cli("cost", str(MOE), codes=(0, 1)).stdout
+    row = next(line for line in out.splitlines() if line.startswith("#6 "))
+    assert row.rstrip().endswith("?")
+    assert "compile s unknown (?) for 10 compiled graphs" in out
