@@ -392,6 +392,13 @@ WRONG_NOW = {
     # exit are right
     "jax/x12c_jx_ema_host_count": "pattern: 2 compilations of jit_eval_step (A,B): a JAX dump holds compilations "
                                   "only, the later cache hits are not logged, so it cannot be told 'switched'",
+    # new-user review 23, F2 (t2, an MoE): two roots size the step, the per-expert nonzero (:21, 20 early runs) and
+    # the capacity read (:17); the mask's story heads (more recompilations) with the mask's fix, and the capacity
+    # read's own fix (a static capacity, capacity_factor * tokens / experts) is told on the headline's `also:` line
+    # and under its recompilation, not in the headline's fix the truth scores. Pattern (unbounded), line, kind right
+    "torch_xla/rev23_tx_moe_item_capacity": "fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early "
+                                            "to learn how many rows it keeps, and each count compiles again: keep "
+                                            "the full size and ap",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
