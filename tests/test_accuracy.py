@@ -45,8 +45,8 @@ WRONG_NOW = {
     # "the global"
     "dynamo/rev12_dc_global_flag": "kind: python_value; fix_any: expected: G['USE_NOISE'] is a Python flag "
                                    "(G['USE_NOISE'] was False): Dynamo traces one graph per setting; exit: 0",
-    "torch_xla/bn_cumulative": "pattern: 8 compilations in 12 graphs (the early read splits the steps; the truth "
-                               "names it unbounded)",
+    # (bn_cumulative is right since review 23 F2: a step split by an early read whose own graph is new every step
+    # is told unbounded, patterns._split_step_new; it was "recurring" / "8 compilations in 12 graphs")
     # (center_no_detach is right since the twelfth stop: a history carried into the next step is told at the
     # assignment that carries it, read from the source, decision_line.CARRY_ROWS; it was told at opt.step() :17)
     "torch_xla/checkpoint_toggle": "line: no location (the recomputed ops carry only library frames: they run "
