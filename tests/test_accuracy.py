@@ -45,12 +45,8 @@ WRONG_NOW = {
     # "the global"
     "dynamo/rev12_dc_global_flag": "kind: python_value; fix_any: expected: G['USE_NOISE'] is a Python flag "
                                    "(G['USE_NOISE'] was False): Dynamo traces one graph per setting; exit: 0",
-    # fourteenth stop, judged: the capture cannot tell. Every step is a read's graph (C, recurring) and a new rest
-    # (A,B,C,D,C,E,C,F,...); r25_tx_mlm_mask_assign has the same letters (A,B,C,C,D,A,B,C,C,E,...) and its truth
-    # wants recurring (mask counts drawn from a few values): calling a new rest every step unbounded sent that row
-    # from right to wrong. Only the values (1/n counting up, which the fix names) tell them apart, not the pattern
-    "torch_xla/bn_cumulative": "pattern: 8 compilations in 12 graphs (the early read splits the steps; the truth "
-                               "names it unbounded)",
+    # (bn_cumulative is right since review 23 F2: a step split by an early read whose own graph is new every step
+    # is told unbounded, patterns._split_step_new; it was "recurring" / "8 compilations in 12 graphs")
     # (center_no_detach is right since the twelfth stop: a history carried into the next step is told at the
     # assignment that carries it, read from the source, decision_line.CARRY_ROWS; it was told at opt.step() :17)
     # (checkpoint_toggle is right since the fourteenth stop: the recomputed ops carry library frames only, and the
@@ -407,6 +403,13 @@ WRONG_NOW = {
     # round 32 (blind): the counts the script walks (2,3,2,4,3,2,4,3) are periodic from step 1 with period 3 by the
     # script's own choice, so "periodic" is a fair reading of the run; the truth asked "recurring"
     "torch_xla/r32_tx_subbatch_count_stack": "pattern: periodic (the script's counts repeat with period 3)",
+    # new-user review 23, F2 (t2, an MoE): two roots size the step, the per-expert nonzero (:21, 20 early runs) and
+    # the capacity read (:17); the mask's story heads (more recompilations) with the mask's fix, and the capacity
+    # read's own fix (a static capacity, capacity_factor * tokens / experts) is told on the headline's `also:` line
+    # and under its recompilation, not in the headline's fix the truth scores. Pattern (unbounded), line, kind right
+    "torch_xla/rev23_tx_moe_item_capacity": "fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early "
+                                            "to learn how many rows it keeps, and each count compiles again: keep "
+                                            "the full size and ap",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -265,6 +265,10 @@ LIVE_WRONG_NOW = {
     'torch_xla/r30_tx_spmd_act_hint_some': 'line: r30_tx_spmd_act_hint_some.py:36',
     # round 32 (blind): as at exit (its WRONG_NOW row): the dot's attribute kind the truth did not list
     'torch_xla/r32_tx_einsum_eq_per_type': 'kind: attribute',
+    # new-user review 23 F2: as WRONG_NOW, the mask's fix heads; the capacity read's own fix is told beside it
+    'torch_xla/rev23_tx_moe_item_capacity': 'fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early '
+                                            'to learn how many rows it keeps, and each count compiles again: keep '
+                                            'the full size and ap',
 
 }
 

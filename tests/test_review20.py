@@ -23,7 +23,7 @@ def test_a_cut_steps_pieces_are_first_compilations_and_its_warmup_is_named():
     assert "5 recompilations" not in head
     assert "error_if_nonfinite=False" in doc["headline"]["fix"]  # the diagnosis stays
     text = cli("explain-recompile", str(T2), codes=(1,)).stdout
-    assert "story: 5 compilations, 3 of them recompilations, one root" in text
+    assert "story: 5 of the run's 6 compilations, 3 of them recompilations, one root" in text  # review 23 F2
 
 
 def test_look_alike_split_without_warmup_counts_no_recompilation():

@@ -72,7 +72,7 @@ def test_the_stories_counts_add_up_and_the_headline_s_story_is_first():
     stories = [line for line in text.splitlines() if line.startswith("story: ")]
     assert "3 recompilations" in text.splitlines()[0]
     assert stories == [
-        "story: 5 compilations, 1 of them a recompilation, one root (partial at rev22_tx_early_exit.py:13)",
+        "story: 5 of the run's 8 compilations, 1 of them a recompilation, one root (partial at rev22_tx_early_exit.py:13)",
         "story: 2 of the 3 recompilations, one root (constant at rev22_tx_early_exit.py:9)"]
 
 

@@ -31,7 +31,7 @@ def heavy_ops(module: Module) -> Counter:
 @dataclass(frozen=True, slots=True)
 class ReadInStep:
     """``read`` (a ref) was executed for a value read at ``location``, then ``then`` by the step's sync; ``times``:
-    how often the same program pair ran; ``recomputed``: ``then`` computes the read graph's heavy work again."""
+    how many steps ran the read program before a sync (whichever graph the sync ran: review 23 F9); ``recomputed``: ``then`` computes the read graph's heavy work again."""
 
     read: str
     then: str
@@ -121,6 +121,11 @@ def reads_in_step(graphs) -> list[ReadInStep]:
     for key in pairs:
         if key != _first_step_warm_up(pairs):
             after.setdefault(key[0], set()).add(key[1])
+    # review 23 F9: the steps the read ran in, whatever graph the sync ran after it (t3: a first step's graph of its
+    # own made "5 times" of 6 reads; t2: a step graph new every step made "4 times" of 5 steps)
+    steps: Counter = Counter()
+    for (read, _), seen in pairs.items():
+        steps[read] += len(seen)
     out = []
     for seen in pairs.values():
         if len(seen) < 2:
@@ -136,7 +141,7 @@ def reads_in_step(graphs) -> list[ReadInStep]:
         earlier = [graphs[k - back] for (k, _), n in zip(seen, chain) for back in range(n)]
         library = {g.library_read for g in earlier}
         one_line = len({(g.trigger.file, g.trigger.line) if g.trigger is not None else None for g in earlier}) == 1
-        out.append(ReadInStep(a.ref, b.ref, a.trigger, len(seen), recomputed, b.trigger, mask,
+        out.append(ReadInStep(a.ref, b.ref, a.trigger, steps[a.name], recomputed, b.trigger, mask,
                               len(after.get(a.name, ())), condition_shapes(a.output_shapes),
                               library.pop() if len(library) == 1 else "", min(chain), one_line))
     out.sort(key=lambda r: -r.times)

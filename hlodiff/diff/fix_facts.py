@@ -225,6 +225,8 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
     args["arg"] = ctx.argument or "?"
     if getattr(ctx, "read_sets_trace", 0) >= 2:
         facts.add("read_sets_trace")
+        if cause.kind == "partial" and cause.reason == "read":
+            facts.add("own_read")  # this cut is a value read (.item()), not a mask's early run beside it
         args["after_read"] = str(ctx.read_sets_trace)
     if getattr(ctx, "branch_lines", "") and getattr(ctx, "read_branch", False):
         facts.add("branch_lines")

@@ -536,6 +536,14 @@ RULES: tuple[FixRule, ...] = (
     _rule("dynamo_container_length", "guard", "dynamo container_length",
           "{tensor} is a Python list or tuple whose length changes ({seen}): Dynamo traces {function} once per length; "
           "pass a fixed number of items instead (stack them into one tensor, pad with masked items)", unless="jax"),
+    # review 23 F4 (rev23_tc_rope_dict_cache): rotary tables cached in `self._rope_cache[T]` by the forward itself;
+    # the second call finds the key the first call stored: one more trace, then steady. Not a caller's dict
+    _rule("dynamo_dict_cache_filled", "guard", "dynamo dict_keys dict_filled",
+          "{tensor} is a dict on the compiled module that had no key {seen} when {function} was first compiled and "
+          "has it now: a cache the forward fills on its first call (a table built lazily per size); Dynamo guards "
+          "its keys and traces {function} once more when it finds the key, then reuses that graph; fill the cache "
+          "before the first compiled call (in __init__, or the tables as buffers with register_buffer) so every "
+          "call sees the same keys; filled once, this costs one extra trace only", unless="jax"),
     _rule("dynamo_dict_keys", "guard", "dynamo dict_keys",
           "the dict {tensor} has the key {seen} on some calls only: Dynamo traces {function} once per set of keys; "
           "pass the same keys on every call (always pass {seen}, with a neutral value such as a mask of ones)",
@@ -987,6 +995,15 @@ RULES: tuple[FixRule, ...] = (
           "traces the earlier ones again: detach it where it is carried (h = h.detach()) -- see {line}",
           unless="grows sharding_annotations_only with:sharding"),
     # -- partial ------------------------------------------------------------------------------------------------
+    # review 23 F2 (rev23_tx_moe_item_capacity): `capacity = int(counts.max().item())` sizes the per-expert buffers
+    # of a step that also indexes with nonzero; the mask row's fix ("apply the mask as values") leaves the read, and
+    # the step still compiles anew: a value read that sets a size needs its own fix, a size fixed in Python
+    _rule("partial_read_sets_size_with_mask", "partial", "own_read read_sets_trace op:nonzero torch_xla",
+          "the value read early at {line} (.item(), int(t.max())) sets a size of what is traced next: {after_read} "
+          "different graphs followed the read, so reading it later removes nothing, and masking rows leaves this "
+          "read: make that size a fixed Python number (an MoE's static capacity: capacity_factor * tokens / "
+          "experts, rounded up; or the largest size the data allows), pad to it and mask what is unused",
+          unless="library_read"),
     _rule("partial_mask_index", "partial", "op:nonzero torch_xla",
           "a boolean mask index (`x[mask]`, nonzero) ran the graph early to learn how many rows it keeps, and each "
           "count compiles again: keep the full size and apply the mask as values (torch.where(mask, x, 0), or "

@@ -34,7 +34,7 @@ from hlodiff.explain.dynamo_eager_break import eager_break_graphs, tell_eager_br
 from hlodiff.explain.dynamo_types import DynamoFindings
 from hlodiff.explain.dynamo_recompile_fixes import choose_fix, float_recompiled_once, int_recompiled_once, tell_with_fact, varying_sizes
 from hlodiff.explain.dynamo_late_switch import late_switches
-from hlodiff.explain.dynamo_xla import (_mostly_alike, first_call_syncs, follows_expected, inference_variant,
+from hlodiff.explain.dynamo_xla import (UNRELATED, _mostly_alike, first_call_syncs, follows_expected, inference_variant,
                                         padded_buckets, paired_graphs, sized, xla_sizes)
 from hlodiff.explain.dynamo_random_inputs import random_inputs
 from hlodiff.explain.dynamo_grown_cat import mark_grown_by_cat
@@ -96,6 +96,10 @@ def findings(log: DynamoLog, paths: list[str], explanation, events: dict) -> Dyn
     for r, x in zip(found.recompiles[:paid], paired_graphs(explanation, bridge_refs, xla_recompiles, paid)):
         lead = x.causes[0] if x.causes else None
         r.difference, r.difference_graph = (lead.summary if lead else None), x.graph.ref
+        if x.diff is not None and x.diff.similarity < UNRELATED:
+            # review 23 F6: a pair that shares almost nothing (3 % alike) is no change of one program: its first
+            # difference (a constant's type) under Dynamo's guard is noise; the guard says what changed
+            r.difference = None
         r.difference_kind = lead.kind if lead else None
         r.difference_rule = lead.fix_rule if lead else None
         if any(c.kind == "shape" or _slice_resized(c) for c in x.causes):  # a size changed with it

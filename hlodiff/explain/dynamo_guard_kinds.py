@@ -53,7 +53,8 @@ _LENGTH = re.compile(r"^len\((?P<name>[^()]+)\) (?:==|!=) (?P<value>\d+)$")
 2.9 prints the failure (``len(self._modules['blocks']._modules) != 2``); either way the value is the length the
 failed entry was compiled for."""
 _MODULES = re.compile(r"\._modules\[(?P<q>['\"])(?P<key>[^'\"]+)(?P=q)\]")
-_DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"), (?P<name>[^()]+)\)$")
+_DICT_KEY = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>'[^']*'|\"[^\"]*\"|-?\d+), (?P<name>[^()]+)\)$")
+"""A dict's key (a string, or an int: a table cached per sequence length, review 23 d1)."""
 _NONE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) is (?P<negated>not )?None$")
 _GRAD = re.compile(r"\.grad$")
 """A ``.grad is None`` guard (``self.param_groups[0]['params'][4].grad is None`` of a compiled ``opt.step``: the
@@ -319,6 +320,11 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
             facts.add("attribute_none" if not m.group("negated") else "attribute_cleared")
         return "guard", m.group("name"), guard.strip(), facts | {"optional_none"}
     if (m := _DICT_KEY.match(guard.strip())) is not None:
+        if m.group("negated") and _MODULE_ATTRIBUTE.match(m.group("name")):
+            # review 23 F4 (d1): `not ___dict_contains(12, self._rope_cache)`: a dict on the compiled module that
+            # lacked the key at the first compile and has it now: a cache the forward fills on first use, not a
+            # dict a caller passes with other keys
+            facts.add("dict_filled")
         return "guard", m.group("name"), m.group("key"), facts | {"dict_keys"}
     if (m := _DICT_ORDER.match(guard.strip())) is not None:
         return "guard", m.group("name"), f"key {m.group('index')} of {m.group('name')} was {m.group('key')}", \

@@ -165,8 +165,12 @@ def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompil
                  if b.call is not None and not b.call.is_library}
         if len(users) == 1:
             location, located = next(iter(users.values())), "call"
+    # review 23 F4: a TORCH_TRACE log (`hlodiff record`) names the call, and the guard's own line beside it is what a
+    # text log's reader gets ("the value used at :13"): record tells no less than a capture by hand
+    guard_at = source if located == "call" and source is not None and not source.is_library \
+        and (source.file, source.line) != (location.file, location.line) else None
     return DynamoRecompile(c.compile_id, compiled_name(c), kind, failure, location, subject,
-                           facts=frozenset(facts), seen=seen, located=located, called_at=called_at,
+                           facts=frozenset(facts), seen=seen, located=located, called_at=called_at, guard_at=guard_at,
                            subject_words=words if "resume_stack_value" in facts else None)
 
 

@@ -175,7 +175,7 @@ class RunExplanation:
         steps = graph_steps(self.graphs, self.families)
         return {
             "summary": self.summary,
-            "headline": _dynamo_headline_json(self.dynamo) or _headline_json(self.xla_headline),
+            "headline": _dynamo_headline_json(self.dynamo) or _headline_json(self.xla_headline, self.recompilations),
             "graphs": [_graph_json(g, steps[g.ref]) for g in self.graphs],
             "families": [{"label": f.label, "graphs": [g.ref for g in f.members],
                           "compiled": [g.ref for g in f.compiled],
@@ -207,15 +207,16 @@ def _dynamo_headline_json(dynamo) -> dict | None:
             "compile_id": getattr(head, "compile_id", None)}
 
 
-def _headline_json(r: Recompilation | None) -> dict | None:
+def _headline_json(r: Recompilation | None, recompilations=()) -> dict | None:
     if r is None or not r.causes:
         return None
     cause = r.causes[0]
     where = cause.locations[0] if cause.locations else None
-    from hlodiff.explain.headline_also import also_causes
+    from hlodiff.explain.headline_also import also_causes, also_roots
 
     also = [{"kind": c.kind, "summary": c.summary, "fix": c.fix,
-             "location": c.locations[0].to_json() if c.locations else None} for c in also_causes(r)]
+             "location": c.locations[0].to_json() if c.locations else None}
+            for c in also_causes(r) + also_roots(r, recompilations)]
     return {"graph": r.graph.ref, "kind": cause.kind, "location": where.to_json() if where else None,
             "fix": cause.fix, "also": also}
 

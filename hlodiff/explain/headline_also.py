@@ -23,3 +23,27 @@ def also_causes(r) -> list:
     if r is None or not r.causes or r.causes[0].kind not in KEY_ROOTS:
         return []
     return [c for c in r.causes[1:] if own_placement(c) and c.fix and c.fix_stance is not FixStance.FOLLOWS]
+
+
+SIZE_READ_ROWS = frozenset({"partial_read_sets_size_with_mask"})
+"""Fix rows of an early value read that sets a size, beside a mask's early run: a root of its own."""
+
+
+def also_roots(r, recompilations) -> list:
+    """Review 23, F2: the headline is a boolean mask's early run (fix: apply the mask as values), and another
+    recompilation of the run is cut by a value read that sets a size (an MoE's ``capacity = int(counts.max().item())``):
+    that read stays after the mask fix and the step still compiles anew, so its cause is told in the headline's block
+    with its own fix, once per line."""
+    if r is None or not r.causes or r.causes[0].kind != "partial" or r.causes[0].reason != "data_dependent":
+        return []
+    found, seen = [], set()
+    for other in recompilations or ():
+        if other is r or not other.causes:
+            continue
+        c = other.causes[0]
+        where = (c.locations[0].file, c.locations[0].line) if c.locations else None
+        if c.fix_rule in SIZE_READ_ROWS and c.fix and where not in seen:
+            seen.add(where)
+            found.append(c)
+    return found
+

@@ -87,6 +87,10 @@ def pattern_text(p: Pattern, aside: bool = True) -> str:
     if p.name == "periodic":
         return (f"periodic: {label} repeats every {p.period} graphs, {p.variants - p.at} variants{first} "
                 f"({seq}){because}")
+    if p.name == "unbounded" and p.split_at:
+        return (f"unbounded: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by "
+                f"{cuts_text(p.cut_reason, p.parts - 1)} at {p.split_at}, and the rest of the step is a new graph at "
+                f"every one of the {p.at} steps ({seq}){because}")
     if p.name == "unbounded":
         return f"unbounded: a new graph every time at {label}, {p.compilations} compilations ({seq}){because}"
     if p.name == "last only":

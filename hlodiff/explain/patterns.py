@@ -199,6 +199,10 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         ref = "#" + members[odd].ref.rsplit("#", 1)[1] if "#" in members[odd].ref else ""
         return Pattern("one-off", split_at=split, parts=parts, at=odd, at_ref=ref,
                        cut_reason=_cuts_reason(members[:parts - 1]), **base)
+    split, parts, steps = _split_step_new(members)
+    if split is not None:
+        return Pattern("unbounded", split_at=split, parts=parts, at=steps, cut_reason=_cuts_reason(members[:parts - 1]),
+                       **base)
     period, offset = period_of(keys)
     if period is not None and (n - offset >= 2 * period or wraps(keys[offset:], period)) \
             and (schedule_like(keys[offset:], period) or n - offset >= 3 * period):
@@ -282,6 +286,29 @@ def _split_by(members) -> tuple[str | None, int, int]:
             where = user_frame(cut.record.frames) if cut.record.frames else None
             return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k, \
                 first
+    return None, 0, 0
+
+
+def _split_step_new(members) -> tuple[str | None, int, int]:
+    """Every step cut into the same number of graphs (early executions, then the rest of the step), and the rest of
+    the step a new graph, compiled anew, at every step from the second on (three steps or more): the step's own graph
+    is unbounded, whatever the early graphs do (review 23, F2: an MoE's routing read and per-expert nonzero, the
+    early graphs seen again each step, the step's graph new at all 5 steps, was told "recurring"). The first read's
+    line, the graphs per step and the number of steps, else (None, 0, 0)."""
+    if not all(g.record.hits_seen for g in members):
+        return None, 0, 0  # compilations only (PT_XLA_DEBUG_LEVEL=1): "new every step" is not seen
+    for k in range(2, _MAX_PARTS + 1):
+        if len(members) < 3 * k or len(members) % k:
+            continue
+        groups = [members[i:i + k] for i in range(0, len(members), k)]
+        if any(not all(is_partial(g) for g in grp[:-1]) or is_partial(grp[-1]) for grp in groups):
+            continue
+        rests = [grp[-1] for grp in groups]
+        if all(g.compiled for g in rests) and len({g.cache_key for g in rests}) == len(rests):
+            cut = groups[0][0]
+            where = user_frame(cut.record.frames) if cut.record.frames else None
+            return (f"{where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else "an unknown line"), k, \
+                len(groups)
     return None, 0, 0
 
 

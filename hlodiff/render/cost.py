@@ -25,7 +25,7 @@ def _compile_cell(g) -> str:
     """A cache hit, a program loaded from the persistent cache (with its load time), or its compile seconds."""
     if not g.compiled:
         return "hit"
-    seconds = "-" if g.compile_seconds is None else f"{g.compile_seconds:.3f}"
+    seconds = "?" if g.compile_seconds is None else f"{g.compile_seconds:.3f}"  # review 23 F9: "-" read as none
     return f"loaded {seconds}" if g.loaded else seconds
 
 
@@ -136,6 +136,12 @@ def _sources(console: Console, run: RunCost) -> None:
         console.print(Hanging(Text(f"{u.figure.replace('_', ' ')} unknown (?) for {counted(len(refs), 'graph')}: "
                                    f"{u.reason}; given by {u.capture}"), 2),
                       highlight=False)
+    untimed = sum(1 for g in run.graphs if g.compiled and g.compile_seconds is None)
+    if untimed:  # review 23 F9: a blank compile time where the graph did compile read as "nothing to pay"
+        console.print(Hanging(Text(f"compile s unknown (?) for {untimed} compiled graph{'s' if untimed != 1 else ''}: "
+                                   "the capture holds no time per compilation (PT_XLA_DEBUG logs and XLA dumps carry "
+                                   "none); given by `hlodiff record` (compile_times.tsv) or, JAX, by "
+                                   "JAX_LOG_COMPILES=1"), 2), highlight=False)
 
 
 COST_COLUMNS = [Column("graph", shrink_to=16), Column("module", shrink_to=12, drop=2), Column("instr", "right", drop=1),

@@ -107,6 +107,11 @@ def _sentence(h: CostHeadline) -> str:
         then = f" at {h.then_at.short()}" if h.then_at is not None else ""
         again = ("; the step's graph computes its matrix products again" if h.recomputed else "")
         if h.mask:
+            if h.reads > 1:  # review 23 F9: "4 times" for 20 early graphs at the line (4 experts, 5 steps)
+                return (f"a boolean mask index{_at(h)} (x[mask], nonzero) executes a graph of its own ({h.graph}) "
+                        f"before the step's sync{then} to learn how many elements it keeps; {h.reads} early graphs "
+                        f"a step{'' if h.reads_at_one_line else ' with the early reads at other lines'}, in "
+                        f"{h.times} steps of this run ({h.reads * h.times} early graphs){again}")
             return (f"a boolean mask index{_at(h)} (x[mask], nonzero) executes a graph of its own ({h.graph}) before "
                     f"the step's sync{then} to learn how many elements it keeps, {_times(h.times)} in this run{again}")
         if h.host_return in (HostReturn.ROUND_TRIP, HostReturn.MOVED):

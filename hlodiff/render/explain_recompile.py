@@ -32,9 +32,10 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
         headline = explanation.xla_headline
     if headline is not None and headline.causes and headline.causes[0].fix:
         console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
-        from hlodiff.explain.headline_also import also_causes
+        from hlodiff.explain.headline_also import also_causes, also_roots
 
-        for other in also_causes(headline):  # review 14 F2: a cause that alone compiles again, with its fix
+        for other in also_causes(headline) + also_roots(headline, getattr(explanation, "recompilations", ())):
+            # review 14 F2: a cause that alone compiles again, with its fix (review 23 F2: a read that sets a size)
             where = other.locations[0] if other.locations else None
             at = f" at {where.file.rsplit('/', 1)[-1]}:{where.line}" if where is not None else ""
             console.print(Hanging(Text(f"also: {other.summary}{at}, which alone compiles again; fix: {other.fix}",

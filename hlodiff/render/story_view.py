@@ -30,18 +30,22 @@ def alike_text(similarity: float, equal: bool, kinds: list[str] | None = None) -
     return f"{similarity:.0%} alike"
 
 
-def story_sentence(story: Story, of: int | None = None, counted: int | None = None) -> str:
+def story_sentence(story: Story, of: int | None = None, counted: int | None = None,
+                   compiled: int | None = None) -> str:
     """What the story's values did: ``the size grows by 1 every step: 2, 3, 4, 5 - a new graph each time``; ``of``:
     the run's recompilations as its summary counts them, said beside the story's own when more (``4 of the 5
     recompilations``: review 15, F7, "5 recompilations" above "story: 4 recompilations"); ``counted``: how many of
     the story's own the summary counts (:func:`story_counted`), said when fewer, so that the stories' counts add up
-    to the run's (review 22, F6: "2 of the 3" and "5 compilations, 3 of them recompilations" for 3)."""
+    to the run's (review 22, F6: "2 of the 3" and "5 compilations, 3 of them recompilations" for 3); ``compiled``:
+    the run's compilations, said beside the story's when more (review 23, F2: "story: 8 compilations" under "10
+    compilations" read as a count that disagrees)."""
     where = f" at {story.location.short()}" if story.location is not None else ""
     n = len(story.recompilations)
     if counted is not None and counted < n:
         plural = "a recompilation" if counted == 1 else "recompilations"
-        return story_sentence(story).replace(f"{n} recompilations", f"{n} compilations, {counted} of them {plural}",
-                                             1)
+        whole = f"{n} of the run's {compiled} compilations" if compiled is not None and compiled > n \
+            else f"{n} compilations"
+        return story_sentence(story).replace(f"{n} recompilations", f"{whole}, {counted} of them {plural}", 1)
     if of is not None and of > n:
         return _of_the_run(story_sentence(story), n, of)
     if of is not None and of < n:  # review 20, F2: a cut first step's pieces are first compilations, not counted
@@ -201,7 +205,9 @@ def render_stories(console: Console, explanation, render_recompilation, *, verbo
         console.print()
         if len(story.recompilations) > 1 and _counted(story, recs, loaded):
             own = story_counted(story, recs, loaded)
-            console.print(Text(f"story: {story_sentence(story, total, own)}", style="bold"), highlight=False)
+            compiled = counts.compiled if counts is not None else None
+            console.print(Text(f"story: {story_sentence(story, total, own, compiled)}", style="bold"),
+                          highlight=False)
         render_recompilation(console, recs[story.lead], verbose=verbose)
         others = [ref for ref in story.recompilations if ref != story.lead]
         if others:
