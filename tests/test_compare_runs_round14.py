@@ -4,7 +4,9 @@ fact and must keep the answer they had."""
 
 from __future__ import annotations
 
-from runs_helpers import runs_headline as _head
+from runs_helpers import RUNS, runs_headline as _head
+from hlodiff.dumps.cached_run import read_run
+from hlodiff.dumps.log_call_sites import call_sites_from_misses
 from hlodiff.diff.fix_rules import RULES_BY_NAME
 from hlodiff.render.across_runs_fixes import ACROSS_RUNS_RULES, GRAPH_FIXES
 
@@ -37,3 +39,30 @@ def test_lookalikes_with_outputs_or_inputs_changed_keep_their_rows():
     assert "traced inside library code" in _head("runs12_torch_label_smoothing")["fix"]
     assert "not a first-step warm-up" in _head("runs13_torch_cli_layers")["fix"]
     assert "another program" not in _head("runs12_layernorm_added")["fix"]
+
+
+# -- logs alone (JAX_EXPLAIN_CACHE_MISSES=1 without JAX_LOG_COMPILES): each program's call line ------------------------
+
+def test_logs_alone_tie_each_program_to_the_line_jax_named_before_it(tmp_path):
+    # first try: "jit_train_step  compiled again: another cache key" with no line, though JAX's explain message
+    # "TRACING CACHE MISS at .../runs14_max_length_config.py:58:19" stands just before its cache lookup
+    run = read_run(str(RUNS / "runs14_max_length_config" / "run_b"), None, [])
+    assert [(s.file.rsplit("/", 1)[-1], s.line) for s in run.call_sites] == [
+        ("runs14_max_length_config.py", 58), ("runs14_max_length_config.py", 59)]
+
+
+def test_a_compilation_without_a_message_before_it_gets_no_line(tmp_path):
+    # an eager operation's compilation follows another program's: the earlier message is not its call site
+    log = tmp_path / "stderr.log"
+    log.write_text("TRACING CACHE MISS at /p/train.py:12:4 (<module>):\n  never seen function:\n"
+                   "PERSISTENT COMPILATION CACHE MISS for 'jit_step' with key 'k1'\n"
+                   "PERSISTENT COMPILATION CACHE MISS for 'jit_add' with key 'k2'\n")
+    sites = call_sites_from_misses(str(log), {0: 3, 1: 4})
+    assert sites[0] is not None and (sites[0].file, sites[0].line) == ("/p/train.py", 12)
+    assert sites[1] is None
+
+
+def test_logs_with_compiling_lines_keep_their_own_sites():
+    # the look-alike: a dumped run with JAX_LOG_COMPILES keeps the sites read_jax_log anchors to Compiling lines
+    run = read_run(str(RUNS / "runs_batch_env" / "run_b"), None, [])
+    assert run.call_sites and any(s is not None for s in run.call_sites)
