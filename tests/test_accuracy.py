@@ -106,8 +106,9 @@ WRONG_NOW = {
     # compare-runs round 14 (blind), captured as users do (JAX_EXPLAIN_CACHE_MISSES=1 only): in a fresh process
     # JAX's explain lines say "never seen function" and print no argument shapes, and the listing holds only keys
     # and sizes, so a shape change is not told apart from a flag or version; hlodiff says so and asks for a dump.
-    # A fix needs evidence the capture lacks (JAX_LOG_COMPILES' "Compiling ... with global shapes" lines); the call
-    # lines (:58, :59) are in the explain lines, but the logs-only reader does not tie them to the programs
+    # A fix needs evidence the capture lacks (JAX_LOG_COMPILES' "Compiling ... with global shapes" lines). Since this
+    # round each program's call line (:58, :59) is read from the explain lines and listed, but a key difference
+    # is placed at no line in the headline (a flag or version has none)
     "runs/runs14_max_length_config": "verdict: miss_key_differs, reason: unknown, no location (logs-only: no "
                                      "shapes in the capture); fix names XLA_FLAGS and versions as what to compare",
     # round 4 (blind): the same limit as review3_list_arg (a JAX dump and log hold compilations only: the subset seen
