@@ -83,9 +83,13 @@ def read_run(path: str, cache: str | None, warnings: list[InputWarning]) -> Run:
         from hlodiff.dumps.jax_log import read_jax_log
 
         run.jax_log = read_jax_cache_log(inputs.jax_logs[0], warnings)
+        compilations = read_jax_log(inputs.jax_logs[0]).compilations
         sites: dict[int, SourceFrame | None] = {
-            c.ordinal: c.cache_miss.call_site if c.cache_miss is not None else None
-            for c in read_jax_log(inputs.jax_logs[0]).compilations}
+            c.ordinal: c.cache_miss.call_site if c.cache_miss is not None else None for c in compilations}
+        if not compilations:  # JAX_EXPLAIN_CACHE_MISSES=1 alone: no Compiling line anchors the messages
+            from hlodiff.dumps.log_call_sites import call_sites_from_misses
+
+            sites = call_sites_from_misses(inputs.jax_logs[0], {c.ordinal: c.line for c in run.jax_log.compilations})
         run.call_sites = [sites.get(i) for i in range(len(run.jax_log.compilations))]
     elif framework == "jax":
         run.jax_log = dump_compilations(records)

@@ -159,6 +159,11 @@ def _frame(text: str) -> SourceFrame | None:
     return SourceFrame(m.group(1), int(m.group(2)), m.group(3))
 
 
+def call_site(text: str) -> SourceFrame | None:
+    """``FILE:LINE:COL (function)``, the text after ``TRACING CACHE MISS at``, as a frame (None if it is not one)."""
+    return _frame(text)
+
+
 def _definition(text: str | None, function: str) -> SourceFrame | None:
     if not text:
         return None

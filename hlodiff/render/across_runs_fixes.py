@@ -310,6 +310,16 @@ GRAPH_FIXES: dict[str, str] = {
                         "nothing to fix); if it was not, give both runs the same code and values, and for a value "
                         "meant to differ from run to run pass it traced (lax.fori_loop for a loop count) for one "
                         "program whatever the value",
+    # round 14 (runs14_jx_optimizer_adamw): the within-run row "returns other values on some calls (a metric, a
+    # log): return the same outputs every call" fits two calls of one process; between two runs of one script the
+    # outputs come from another program: AdamW's moments carried in and out where SGD carried none
+    "outputs_across_runs": "run B's program and run A's return other values ({summary}): between two runs that is "
+                           "not a function returning other values from call to call but another program: the code "
+                           "took another path, chosen by the code, a flag, a config or a command line value (another "
+                           "optimizer whose state the step carries in and out, such as AdamW's moments where SGD "
+                           "keeps none; a metric or an output added): expected once if the change was deliberate "
+                           "(the new program then loads from the cache); if not, give both runs the same code and "
+                           "values",
     "special_scalar_across_runs": "one run's program bakes a Python number of 0 or 1 in as a constant where the "
                                   "other's takes it as an input ({summary}): torch_xla bakes the scalars 0 and 1 "
                                   "and passes other values as device data, so either the value differs between the "
@@ -368,6 +378,7 @@ storage), buffer donors (JAX's donate_argnums, torch_xla's in-place updates and 
 ACROSS_RUNS_RULES: dict[str, str] = {
     "ops_branch_jax": "path_across_runs",
     "ops_library_setting": "library_setting_across_runs",
+    "outputs_jax": "outputs_across_runs",
     "constant_float_special": "special_scalar_across_runs",
     "constant_lr_special": "special_scalar_across_runs",
     "constant_int_special": "special_scalar_across_runs",
