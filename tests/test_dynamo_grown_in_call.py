@@ -10,7 +10,7 @@ import pytest
 
 from helpers import FIXTURES, cli, cli_json
 
-from hlodiff.explain.dynamo_guard_kinds import _classify
+from hlodiff.explain.dynamo_guard_kinds import _classify, local_truth_name
 from hlodiff.explain.dynamo_guard_lines import grown_on_line
 
 DYN = FIXTURES / "scenarios" / "dynamo"
@@ -72,3 +72,36 @@ def test_look_alikes_whose_guard_line_only_reads_keep_their_rows(name, row):
     doc = cli_json("explain-recompile", target, *DYN_MAP, codes=(1,))
     rules = {r["fix_rule"] for r in doc["dynamo"]["recompiles"]}
     assert row in rules and "dynamo_grown_in_call" not in rules
+
+
+@pytest.mark.parametrize("guard, name", [
+    ("not history", "history"),
+    ("not L['history']", "history"),
+    ("flag", "flag"),
+    ("not self.norm_history", None),  # a module attribute: attribute_truth above
+    ("not G['__import___main__'].acts", None),  # a global: global_truth
+    ("len(history) == 1", None),
+    (None, None),
+])
+def test_the_truth_of_a_plain_local_name_is_read_for_its_name(guard, name):
+    assert local_truth_name(guard) == name
+
+
+def test_a_mutable_default_grown_in_the_compiled_function_is_told_at_the_append_from_its_first_recompile():
+    """d33_smooth_default_list: `history=[]` appended to every call; the first recompile's guard is `not history`
+    (the list was empty at the first compile), the later ones `len(history) == n`. Every one is the container the
+    function grows, its guard at the append (:17), from the first on (the live first word said 'find what that
+    guard checks')."""
+    doc = cli_json("explain-recompile", DYN / "d33_smooth_default_list", *DYN_MAP, codes=(1,))
+    recompiles = doc["dynamo"]["recompiles"]
+    assert {r["fix_rule"] for r in recompiles} == {"dynamo_grown_in_call"}
+    assert recompiles[0]["guard"] == "not history" and recompiles[0]["subject"] == "history"
+    assert recompiles[0]["guard_at"]["line"] == 17  # the append; the one call (:28) leads, as for every function
+    assert "outside" in doc["headline"]["fix"] and "expected" not in doc["headline"]["fix"]
+
+
+def test_a_local_truth_guard_whose_line_only_reads_it_stays_unread():
+    """A flag or a list read on the guard's line (`if not mask:`) is no container the function grows: no subject
+    is made up for it here."""
+    from hlodiff.explain.dynamo_guard_lines import grown_on_line
+    assert local_truth_name("not mask") == "mask" and not grown_on_line("mask", "        if not mask: return x")

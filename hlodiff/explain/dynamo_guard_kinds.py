@@ -79,6 +79,9 @@ _ATTRIBUTE_TRUTH = re.compile(r"^(?P<negated>not )?(?P<name>[\w.\[\]'\"]+)$")
 """A guard on the truth of an attribute of the compiled module (``not self.norm_history``): a container kept on the
 module was empty (or a value false) at the compile, and is not now; only a module attribute (``_MODULE_ATTRIBUTE``)
 is read so (a global's truth is ``_GLOBAL_TRUTH``)."""
+_LOCAL_TRUTH = re.compile(r"^(?:not )?(?:L\['(?P<quoted>[A-Za-z_]\w*)'\]|(?P<bare>[A-Za-z_]\w*))$")
+"""A guard on the truth of a plain local name (``not history``, ``not L['history']``): an argument (a default one
+too) that was empty (or false) at the compile; what it is about is read from the line (:func:`local_truth_name`)."""
 _IMPORTED = re.compile(r"^G\['__import_[^']*'\]\.")
 _REQUIRES_GRAD = re.compile(r"tensor '(?P<name>.+?)' requires_grad mismatch")
 """A tensor's requires_grad; the name may hold quotes of its own (a module's parameter reached through an argument:
@@ -370,3 +373,11 @@ def _global(name: str) -> str:
 def _dtype(name: str) -> str:
     return {"Float": "float32", "BFloat16": "bfloat16", "Half": "float16", "Double": "float64",
             "Long": "int64", "Int": "int32", "Bool": "bool"}.get(name, name)
+
+
+def local_truth_name(guard: str | None) -> str | None:
+    """The local name whose truth ``guard`` tests (``not history`` -> ``history``), or None. Left unclassified by
+    :func:`_classify` (a flag and an empty list read alike); the line Dynamo quoted tells whether the compiled
+    function grows it (Dynamo round 33, d33_smooth_default_list: a mutable default ``history=[]`` appended to)."""
+    m = _LOCAL_TRUTH.match((guard or "").strip())
+    return None if m is None else m.group("quoted") or m.group("bare")

@@ -16,7 +16,7 @@ from hlodiff.dumps.dynamo_log import GAVE_UP, DynamoCompile, DynamoLog, GraphBre
 from hlodiff.explain.dynamo_break_calls import break_call_facts, entered_lines, grad_taken_in
 from hlodiff.explain.dynamo_guard_kinds import (_after_data_dependent, _classify, _is_data_dependent,
                                                 break_before_resume, is_data_dependent_branch, is_scalar_read,
-                                                python_random_call, what_breaks)
+                                                local_truth_name, python_random_call, what_breaks)
 from hlodiff.explain.dynamo_guard_lines import (assigned_on_line, bounds_loop, grown_on_line, identity_on_line,
                                                 sizes_on_line, tests_membership)
 from hlodiff.explain.dynamo_number_params import number_only_param, positional_number_param
@@ -101,6 +101,11 @@ other way; a block or a head swapped for another class has not (the eleventh sto
 def recompile_of(c: DynamoCompile, log: DynamoLog, last: bool) -> DynamoRecompile:
     failure = c.failures[0] if c.failures else GuardFailure(None, "a guard failed (Dynamo's log names none)")
     kind, subject, seen, facts = _classify(failure.guard)
+    if subject is None and (name := local_truth_name(failure.guard)) and grown_on_line(name, failure.code):
+        # an argument empty at the compile that the compiled function appends to (a mutable default `history=[]`):
+        # its first failure is the truth guard, before any length guard (Dynamo round 33, d33_smooth_default_list)
+        kind, subject, seen = "guard", name, f"{name} was empty"
+        facts |= {"argument_truth", "grown_in_call"}
     if last and "leading_dim_shrank" in facts:
         facts.add("last_call")
     if "python_int" in facts and bounds_loop(subject, failure.code):
