@@ -61,7 +61,7 @@ def read_chose_ops(family) -> bool:
         cm = getattr(g, "_canonical", None)
         if cm is None:
             return False
-        dims.append({d for comp in cm.computations.values() for inst in comp.insts.values()
+        dims.append({d for comp in cm.computations.values() for inst in comp.instructions()
                      for group in PRINTED_DIMS.findall(str(inst.shape)) for d in group.split(",") if d})
     return all(d == dims[0] for d in dims[1:])
 
@@ -89,7 +89,7 @@ def branch_lines(family, most: int = 8) -> str:
             return ""
         lines = set()
         for comp in cm.computations.values():
-            for inst in comp.insts.values():
+            for inst in comp.instructions():
                 frames = cm.frames(inst)
                 f = user_frame(frames)
                 # only what the code below the read traced: the branch it chose (a first step's graph also

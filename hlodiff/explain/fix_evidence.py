@@ -159,7 +159,7 @@ def _slice_key(cm, ref) -> tuple[str, str] | None:
 
 def _slice_keys(cm) -> set[tuple[str, str]]:
     return {(str(comp.insts[i.operands[0]].shape.without_layout()), i.attrs.get("slice", ""))
-            for comp in cm.computations.values() for i in comp.insts.values()
+            for comp in cm.computations.values() for i in comp.instructions()
             if i.opcode == "slice" and i.operands and i.operands[0] in comp.insts}
 
 

@@ -53,7 +53,7 @@ def trip_count_changed(r) -> bool:
     if cm is None:
         return False
     conditions = {str(inst.attrs.get("condition", "")).lstrip("%") for comp in cm.computations.values()
-                  for inst in comp.insts.values() if inst.opcode == "while"}
+                  for inst in comp.instructions() if inst.opcode == "while"}
     return any(o.right is not None and o.right.computation in conditions
                for c in r.causes if c.kind == "constant" for o in c.origins)
 
@@ -86,7 +86,7 @@ def ops_repeat_per_count(r, before: str, after: str) -> bool:
         return False
     if len(one_sided) % delta:
         return False
-    held = Counter(i.opcode for comp in cm.computations.values() for i in comp.insts.values())
+    held = Counter(i.opcode for comp in cm.computations.values() for i in comp.instructions())
     per_count = Counter(x.opcode for x in one_sided)
     return all(held[op] * delta >= n * low for op, n in per_count.items())
 
