@@ -399,6 +399,13 @@ WRONG_NOW = {
     # round 32 (blind): the counts the script walks (2,3,2,4,3,2,4,3) are periodic from step 1 with period 3 by the
     # script's own choice, so "periodic" is a fair reading of the run; the truth asked "recurring"
     "torch_xla/r32_tx_subbatch_count_stack": "pattern: periodic (the script's counts repeat with period 3)",
+    # round 33 (blind): kind, fix and exit right (dtype, "cast it to one dtype (x.astype(jnp.int32))"). The line
+    # named is :41, where the loop picks the collator (`ids, mask = packed_batch(rng) if ... else ...`), a fair place
+    # the truth left out; reaching :35 needs a reader that follows a call into a local function's return. The
+    # pattern "recurring" is a limit of the capture (d-explicit: JAX logs misses only, no cache hits), as for the
+    # twelfth stop's JAX rows above: the design asked for what the files cannot show
+    "jax/r33_jx_mask_dtype_collate": "line: r33_jx_mask_dtype_collate.py:41; pattern: 2 compilations of jit_step "
+                                     "(A,B) (dtype at r33_jx_mask_dtype_collate.py:41) (not recurring)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -273,6 +273,8 @@ LIVE_WRONG_NOW = {
     'torch_xla/r30_tx_spmd_act_hint_some': 'line: r30_tx_spmd_act_hint_some.py:36',
     # round 32 (blind): as at exit (its WRONG_NOW row): the dot's attribute kind the truth did not list
     'torch_xla/r32_tx_einsum_eq_per_type': 'kind: attribute',
+    # round 33 (blind): as at exit (its WRONG_NOW row): the loop's collator choice :41 named, not :35
+    'jax/r33_jx_mask_dtype_collate': 'line: r33_jx_mask_dtype_collate.py:41',
 
 }
 
