@@ -1156,7 +1156,8 @@ RULES: tuple[FixRule, ...] = (
           "max_position_embeddings) so its shape never changes, or pad every batch to one length"),
     _rule("shape_stayed_grown_data", "shape", "stayed_other",
           "expected: this batch's own size compiled once for itself; the compilations after it come from another "
-          "input that grew with it ({stayed}) and stayed larger (told at its own recompilation)"),
+          "input that grew with it ({stayed}) and stayed larger (told at its own recompilation); nothing to fix for "
+          "this batch itself"),
     # round 18 (r18_tx_length_regulator): the same evidence comes from repeat_interleave(h, dur) (an index made at
     # the op's own line): the row says what it saw and what to check, not where the index was made
     _rule("shape_tensor_list", "shape", "op:tensor_list",
