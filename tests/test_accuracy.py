@@ -423,6 +423,13 @@ WRONG_NOW = {
     "torch_xla/rev23_tx_moe_item_capacity": "fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early "
                                             "to learn how many rows it keeps, and each count compiles again: keep "
                                             "the full size and ap",
+    # round 33 (blind): kind, fix and exit right (dtype, "cast it to one dtype (x.astype(jnp.int32))"). The line
+    # named is :41, where the loop picks the collator (`ids, mask = packed_batch(rng) if ... else ...`), a fair place
+    # the truth left out; reaching :35 needs a reader that follows a call into a local function's return. The
+    # pattern "recurring" is a limit of the capture (d-explicit: JAX logs misses only, no cache hits), as for the
+    # twelfth stop's JAX rows above: the design asked for what the files cannot show
+    "jax/r33_jx_mask_dtype_collate": "line: r33_jx_mask_dtype_collate.py:41; pattern: 2 compilations of jit_step "
+                                     "(A,B) (dtype at r33_jx_mask_dtype_collate.py:41) (not recurring)",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -239,6 +239,9 @@ EXERCISED = {
     "inputs_state_added": "scenarios/torch_xla/lr50_tx_queue_begun_late/record",
     # (torch_xla/slice_length, `x[:n]` of a batch that keeps its 8 rows, records slice_prefix_of_fixed since round
     # 24: keep the 8 rows and mask; slice_length stays for a slice whose operand changed size too)
+    # round 33: rotary tables extended for one long batch and kept (look-alikes: tests/test_round33.py)
+    "shape_stayed_grown": "scenarios/torch_xla/r33_tx_rope_cache_extend",
+    "shape_stayed_grown_data": "scenarios/jax/r33_jx_rope_table_grow",
 }
 
 

@@ -269,6 +269,8 @@ LIVE_WRONG_NOW = {
     'torch_xla/rev23_tx_moe_item_capacity': 'fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early '
                                             'to learn how many rows it keeps, and each count compiles again: keep '
                                             'the full size and ap',
+    # round 33 (blind): as at exit (its WRONG_NOW row): the loop's collator choice :41 named, not :35
+    'jax/r33_jx_mask_dtype_collate': 'line: r33_jx_mask_dtype_collate.py:41',
 
 }
 

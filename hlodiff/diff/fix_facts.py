@@ -16,7 +16,7 @@ in :class:`~hlodiff.diff.fixes.FixContext`, filled in by ``explain.fix_context``
   is a kind this cause can follow from;
 * ``op:<name>`` for each op that made the changed value (``nonzero``, ``topk``, ``cat``, ``tensor_list``, ...);
 * ``grows`` (the size grew at every compilation), ``size_schedule`` (each size held several steps, never back:
-  FixContext.size_schedule), ``promoted_output`` (FixContext.promoted_at), ``buckets`` (the sizes are already on a few buckets: the
+  FixContext.size_schedule), ``promoted_output`` (FixContext.promoted_at), ``stayed_grown`` (an input grew once and stayed while the data's size came back: FixContext.stayed_grown), ``buckets`` (the sizes are already on a few buckets: the
   bucket planner's verdict ``expected``, :func:`hlodiff.explain.buckets.verdict`), ``library_first_step``,
   ``required_static`` (a JAX static argument that sets loop counts, shapes or branches), ``loop_count_only``
   (it sets a loop's trip count and nothing else), ``unrolled_loop`` (it sets how many times a Python loop's ops
@@ -214,6 +214,12 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
         facts.add("grows")
     if ctx.buckets:
         facts.add("buckets")
+    if getattr(ctx, "stayed_grown", ""):
+        facts.add("stayed_grown")
+        args["stayed"] = ctx.stayed_grown
+    if getattr(ctx, "stayed_other", ""):
+        facts.add("stayed_other")
+        args["stayed"] = ctx.stayed_other
     if ctx.library:
         facts.add("library_first_step")
         args["library"] = ctx.library

@@ -1163,6 +1163,18 @@ RULES: tuple[FixRule, ...] = (
           "(then reused every epoch): use DataLoader(drop_last=True), or pad it to the full batch size and mask the "
           "padded rows in the loss",
           unless="jax sizes_vary"),
+    # round 33 (r33_tx_rope_cache_extend, r33_jx_rope_table_grow): rotary tables extended for one long batch and
+    # kept; the short batches after it compiled again with the longer table (sizes 16, 32 read as buckets before)
+    _rule("shape_stayed_grown", "shape", "stayed_grown",
+          "an input grew once ({stayed}) and stayed at the larger size while the data's size came back to one "
+          "compiled before: the steps after it compiled again only because of it -- a cache or table extended for "
+          "the longest input seen and never shrunk (rotary or position tables, a buffer sized to the longest "
+          "sequence); build it once at its largest size (the longest length the model takes, "
+          "max_position_embeddings) so its shape never changes, or pad every batch to one length"),
+    _rule("shape_stayed_grown_data", "shape", "stayed_other",
+          "expected: this batch's own size compiled once for itself; the compilations after it come from another "
+          "input that grew with it ({stayed}) and stayed larger (told at its own recompilation); nothing to fix for "
+          "this batch itself"),
     # round 18 (r18_tx_length_regulator): the same evidence comes from repeat_interleave(h, dur) (an index made at
     # the op's own line): the row says what it saw and what to check, not where the index was made
     _rule("shape_tensor_list", "shape", "op:tensor_list",
@@ -2189,7 +2201,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("ops_optimizer_first_step", "sharding_device_count_jax", "sharding_device_count", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("ops_optimizer_first_step", "shape_stayed_grown_data", "sharding_device_count_jax", "sharding_device_count", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",

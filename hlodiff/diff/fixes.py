@@ -68,6 +68,11 @@ class FixContext:
     """The changed size grew at every compilation of the family (a cache or history built up step by step)."""
     buckets: bool = False
     """The family recurs over a few input sizes, each seen again: the program already buckets."""
+    stayed_grown: str = ""
+    """Round 33: ``16 -> 32``, an input of the family that grew once and stayed while the data's size came back to
+    one compiled before (:mod:`hlodiff.explain.stayed_grown`): a cache extended and never shrunk. Empty otherwise."""
+    stayed_other: str = ""
+    """Round 33: the same family's fact, on a shape cause that is not the grown input (the long batch's own size)."""
     promoted_at: str = ""
     """Review 12 F7: ``file.py:14``, where the function's earlier compilation made an output in the dtype the changed
     argument now has (it took the old one): the function promotes it and the loop feeds it back
