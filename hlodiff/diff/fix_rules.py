@@ -1879,12 +1879,13 @@ RULES: tuple[FixRule, ...] = (
     _rule("reordered_library_warmup", "reordered", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
     # round 34 (d34_param_reregister_control): a Parameter swapped in by del + register_parameter and the
     # optimizer rebuilt once: the outputs' order changed at one step and stayed (A,A,A,B,B,...): a one-time rebuild,
-    # not work traced in a varying order, so "run them in a fixed order" sent a control's user after nothing
+    # not work traced in a varying order, so "run them in a fixed order" sent a control's user after nothing. Torch
+    # only: seen on torch_xla's graphs; a JAX pytree's order is the user's function's, not a rebuilt optimizer's
     _rule("reordered_switched", "reordered", "switched",
           "expected once: the same work reaches the outputs in another order from one step on and keeps it: "
           "something was rebuilt once with its items in another order (a parameter re-registered, an optimizer "
           "rebuilt over module.parameters(), a state dict reloaded); one compilation, nothing to fix",
-          unless="comes_back"),
+          unless="jax comes_back"),
     _rule("reordered", "reordered", "",
           "the same work is traced in another order (callbacks, hooks, set iteration): run them in a fixed order"),
     _rule("layout_jax", "layout", "jax",
