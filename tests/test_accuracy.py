@@ -430,6 +430,16 @@ WRONG_NOW = {
     # twelfth stop's JAX rows above: the design asked for what the files cannot show
     "jax/r33_jx_mask_dtype_collate": "line: r33_jx_mask_dtype_collate.py:41; pattern: 2 compilations of jit_step "
                                      "(A,B) (dtype at r33_jx_mask_dtype_collate.py:41) (not recurring)",
+    # Dynamo round 34 (blind): the grad_mode recompilation happens in a ThreadPoolExecutor worker whose grad mode
+    # is ON (thread-local; set_grad_enabled(False) ran in the main thread): told "one graph per mode, nothing to fix".
+    # A fix needs the thread as evidence (the glog thread id of the recompiling frame differs from the first
+    # compile's) and a row saying the worker does not inherit grad mode (no_grad/inference_mode in the worker)
+    "dynamo/d34_worker_thread_grad": "fix_any: expected: one graph per mode (train and eval, grad on and off); each "
+                                     "compiles once, nothing to fix",
+    # round 34: a type guard on `batch` (BatchEncoding vs dict) is located at the guard's line :26 (the use); the
+    # file calls `model` twice (:37, :42) and an `e` capture does not say which call recompiled: a fix needs the
+    # guard's type matched to the call whose argument is built as that type (the dict literal :41)
+    "dynamo/d34_batchencoding_or_dict": "line: d34_batchencoding_or_dict.py:26",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

@@ -92,7 +92,9 @@ EXERCISED = {
     "ops_optimizer_warmup": "torch_xla/momentum_warmup", "ops_rewired": "torch_xla/task_order",
     "ops_follow_new_argument_jax": "jax/optional_key", "ops_branch": "torch_xla/xla_dump_extra_op",
     "ops_switched_on": "torch_xla/clip_later",
-    "reordered_follow": "torch_xla/grad_norm_order", "sharding": "jax/other_reasons",
+    "reordered_follow": "torch_xla/grad_norm_order",
+    # round 34: a parameter re-registered once (the optimizer rebuilt), the order kept from then on
+    "reordered_switched": "scenarios/dynamo/d34_param_reregister_control", "sharding": "jax/other_reasons",
     "aliasing_jax": "jax/donate_toggle", "aliasing_warmup": "torch_xla/record_adamw", "static_flag": "jax/train_flag",
     # review 21, F4: donation lost with the frozen weights' updates (gained with the unfrozen ones'): a consequence
     "aliasing_follow_frozen": "scenarios/torch_xla/rev21_tx_freeze_test/record",

@@ -271,6 +271,14 @@ LIVE_WRONG_NOW = {
                                             'the full size and ap',
     # round 33 (blind): as at exit (its WRONG_NOW row): the loop's collator choice :41 named, not :35
     'jax/r33_jx_mask_dtype_collate': 'line: r33_jx_mask_dtype_collate.py:41',
+    # Dynamo round 34 (blind): as WRONG_NOW (grad mode in a worker thread told as one graph per mode; the type
+    # guard's own line :26 for the BatchEncoding/dict call sites)
+    'dynamo/d34_worker_thread_grad': 'fix_any: expected: one graph per mode (train and eval, grad on and off); each '
+                                     'compiles once, nothing to fix',
+    'dynamo/d34_batchencoding_or_dict': 'line: d34_batchencoding_or_dict.py:26',
+    # round 34: right at exit (:23, the inference_mode call), but the first live word on the dispatch-key guard has
+    # no location: a fix needs the live story to wait for (or re-tell with) the line Dynamo's recompile log names
+    'dynamo/d34_nograd_then_inference_mode': 'line: no location',
 
 }
 

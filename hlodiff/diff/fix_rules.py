@@ -1889,6 +1889,15 @@ RULES: tuple[FixRule, ...] = (
     _rule("reordered_follow", "reordered", "lead_other",
           "follows from the {other} change: its values reach the outputs in another order"),
     _rule("reordered_library_warmup", "reordered", "library_first_step", _LIBRARY_WARMUP, unless="comes_back"),
+    # round 34 (d34_param_reregister_control): a Parameter swapped in by del + register_parameter and the
+    # optimizer rebuilt once: the outputs' order changed at one step and stayed (A,A,A,B,B,...): a one-time rebuild,
+    # not work traced in a varying order, so "run them in a fixed order" sent a control's user after nothing. Torch
+    # only: seen on torch_xla's graphs; a JAX pytree's order is the user's function's, not a rebuilt optimizer's
+    _rule("reordered_switched", "reordered", "switched",
+          "expected once: the same work reaches the outputs in another order from one step on and keeps it: "
+          "something was rebuilt once with its items in another order (a parameter re-registered, an optimizer "
+          "rebuilt over module.parameters(), a state dict reloaded); one compilation, nothing to fix",
+          unless="jax comes_back"),
     _rule("reordered", "reordered", "",
           "the same work is traced in another order (callbacks, hooks, set iteration): run them in a fixed order"),
     _rule("layout_jax", "layout", "jax",
@@ -2201,7 +2210,7 @@ EAGER = frozenset(("eager_op", "eager_op_same_hlo"))
 RULES_BY_NAME = {r.name: r for r in RULES}
 assert len(RULES_BY_NAME) == len(RULES), "rule names are unique"
 
-EXPECTED = frozenset(("ops_optimizer_first_step", "shape_stayed_grown_data", "sharding_device_count_jax", "sharding_device_count", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
+EXPECTED = frozenset(("ops_optimizer_first_step", "shape_stayed_grown_data", "reordered_switched", "sharding_device_count_jax", "sharding_device_count", "dynamo_float_sets_shape", "shape_final_call_jax", "shape_size_schedule", "shape_model_width", "inputs_optimizer_state_reset", "static_flag",
     "setup_once", "eager_op", "eager_op_same_hlo", "shape_buckets", "shape_buckets_inner", "inputs_made_before_loop", "inputs_user_warmup",
     "inputs_optimizer_warmup", "inputs_first_step_warmup", "accumulation_cycle", "inputs_library_warmup", "inputs_library_state", "inputs_library_state_dumped", "inputs_library_state_kept", "inputs_state_dumped", "rotation_paths", "path_swap",
     "outputs_library_warmup",
