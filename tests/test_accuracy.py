@@ -403,13 +403,9 @@ WRONG_NOW = {
     # round 32 (blind): the counts the script walks (2,3,2,4,3,2,4,3) are periodic from step 1 with period 3 by the
     # script's own choice, so "periodic" is a fair reading of the run; the truth asked "recurring"
     "torch_xla/r32_tx_subbatch_count_stack": "pattern: periodic (the script's counts repeat with period 3)",
-    # new-user review 23, F2 (t2, an MoE): two roots size the step, the per-expert nonzero (:21, 20 early runs) and
-    # the capacity read (:17); the mask's story heads (more recompilations) with the mask's fix, and the capacity
-    # read's own fix (a static capacity, capacity_factor * tokens / experts) is told on the headline's `also:` line
-    # and under its recompilation, not in the headline's fix the truth scores. Pattern (unbounded), line, kind right
-    "torch_xla/rev23_tx_moe_item_capacity": "fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early "
-                                            "to learn how many rows it keeps, and each count compiles again: keep "
-                                            "the full size and ap",
+    # (rev23_tx_moe_item_capacity is right since the fourteenth stop's leftovers: the capacity read that sets the
+    # size the per-expert nonzero fills leads, its static capacity the headline's fix, the mask's fix on `also:`,
+    # headline_also.ROOT_LEADS)
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]
