@@ -1,0 +1,72 @@
+"""Leftovers, second pass (fourteenth stop): the fix names the line the report leads with, the capacity read that
+sizes what a mask fills leads (tests/test_review23.py), a cache grown by one each call gets one size and a mask."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import pytest
+
+from helpers import FIXTURES, cli_json
+from hlodiff.explain import decision_line
+from hlodiff.hlo.model import SourceFrame
+
+SCEN = FIXTURES / "scenarios"
+TX_SOURCES = {"HLODIFF_SOURCE_MAP": f"/home/user/project={SCEN / 'torch_xla'}"}
+LOSS_DICT = SCEN / "torch_xla" / "rev7_loss_dict" / "record"
+
+
+# -- the fix's line is the location's line ------------------------------------------------------------------------
+
+def _loss_dict_head(env) -> dict:
+    return cli_json("explain-recompile", str(LOSS_DICT), codes=(0, 1), env=env)["headline"]
+
+
+def test_a_loss_term_added_by_an_if_names_that_if_in_its_fix_too():
+    head = _loss_dict_head(TX_SOURCES)
+    assert head["location"]["line"] == 11
+    assert "the ops traced under the `if` at rev7_loss_dict.py:11 run every 3 steps" in head["fix"]
+    assert "rev7_loss_dict.py:13" not in head["fix"]
+
+
+def test_without_an_if_the_fix_keeps_the_traced_line_it_leads_with(tmp_path):
+    text = (SCEN / "torch_xla" / "rev7_loss_dict.py").read_text().replace(
+        "    if step % 3 == 2:", "    for _ in range(1):")
+    (tmp_path / "rev7_loss_dict.py").write_text(text)
+    head = _loss_dict_head({"HLODIFF_SOURCE_MAP": f"/home/user/project={tmp_path}"})
+    assert head["location"]["line"] == 13 and "the ops traced at rev7_loss_dict.py:13 run" in head["fix"]
+
+
+class _Source:
+    """A source whose only `if` is at line ``at``, around the line below it."""
+
+    def __init__(self, at: int | None):
+        self.at = at
+
+    def enclosing_if(self, file, line):
+        return self.at if self.at is not None and line == self.at + 1 else None
+
+
+def _cause(fix: str, lead: int, was: int) -> tuple:
+    cause = NS(fix=fix, locations=[SourceFrame("/p/t.py", lead, "f"), SourceFrame("/p/t.py", was, "f")])
+    return cause, SourceFrame("/p/t.py", was, "f")
+
+
+@pytest.mark.parametrize("row", range(len(decision_line.LEAD_WORDS)))
+def test_each_lead_words_row_says_the_if_when_the_lead_is_one(row):
+    said, told = decision_line.LEAD_WORDS[row]
+    cause, before = _cause(said.format(old="t.py:13") + " every 3 steps", lead=11, was=13)
+    decision_line._fix_names_the_lead(cause, before, _Source(11))
+    assert cause.fix == told.format(new="t.py:11") + " every 3 steps"
+    decision_line.enclosing_if.cache_clear()
+
+
+def test_a_lead_that_is_no_if_only_moves_the_line_and_never_a_longer_one():
+    cause, before = _cause("the ops traced at t.py:1 and t.py:13 differ", lead=7, was=1)
+    decision_line._fix_names_the_lead(cause, before, _Source(None))
+    assert cause.fix == "the ops traced at t.py:7 and t.py:13 differ"
+    decision_line.enclosing_if.cache_clear()
+    unmoved, before = _cause("see t.py:5", lead=5, was=5)
+    decision_line._fix_names_the_lead(unmoved, before, _Source(4))
+    assert unmoved.fix == "see t.py:5"
+    decision_line.enclosing_if.cache_clear()
