@@ -70,3 +70,35 @@ def test_a_lead_that_is_no_if_only_moves_the_line_and_never_a_longer_one():
     decision_line._fix_names_the_lead(unmoved, before, _Source(4))
     assert unmoved.fix == "see t.py:5"
     decision_line.enclosing_if.cache_clear()
+
+
+# -- a size one larger at every compilation: one size and a mask, not buckets -------------------------------------
+
+@pytest.mark.parametrize("values,largest", [
+    (("1", "2", "3", "4", "5", "6", "7", "8"), 8),  # x14c_jx_kv_host_slice: the host cache's filled rows
+    (("3", "4", "5", "6", "7", "8"), 8),  # jax_kv_concat
+    (("54", "52", "58", "56"), None),  # x14c_tx_host_embed_unique: counts drawn from the data
+    (("64", "128", "256"), None),  # buckets
+    (("8", "7", "6"), None),  # shrinking
+    (("3", "4"), None),  # two sizes say no trend
+    (("1", "3", "5"), None),  # a step of 2: not one row per call
+])
+def test_a_size_up_by_one_at_every_compilation_is_read_from_the_values_alone(values, largest):
+    from hlodiff.diff.value_facts import up_by_one
+
+    assert up_by_one(values) == largest
+
+
+@pytest.mark.parametrize("name,rule", [
+    ("x14c_jx_kv_host_slice", "shape_up_by_one_jax"),
+    ("jax_kv_concat", "shape_up_by_one_jax"),
+    ("rev5_generate_concat", "shape_growing_concat_jax"),  # its own concatenation read from the source stays
+])
+def test_a_cache_one_row_longer_each_call_is_told_one_size_and_a_mask(name, rule):
+    doc = cli_json("explain-recompile", str(SCEN / "jax" / name), codes=(1,),
+                   env={"HLODIFF_SOURCE_MAP": f"/home/user/project={SCEN / 'jax'}"})
+    head = doc["headline"]
+    told = {c["fix_rule"]: c["fix"] for r in doc["recompilations"] for c in r["causes"][:1]}
+    assert rule in told and head["fix"] == told[rule], head["fix"]
+    if rule == "shape_up_by_one_jax":
+        assert "largest length (8" in head["fix"] and "mask" in head["fix"]
