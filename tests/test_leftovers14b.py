@@ -102,3 +102,34 @@ def test_a_cache_one_row_longer_each_call_is_told_one_size_and_a_mask(name, rule
     assert rule in told and head["fix"] == told[rule], head["fix"]
     if rule == "shape_up_by_one_jax":
         assert "largest length (8" in head["fix"] and "mask" in head["fix"]
+
+
+# -- review 23 F6: the XLA headline's sizes are Dynamo's guarded sizes: one cause, one fix ------------------------
+
+BEAMS = SCEN / "cost" / "rev23_tc_beams_read_after_sync" / "record"  # d2's program under `hlodiff record`
+
+
+def test_beams_are_one_cause_with_one_fix():
+    from helpers import cli
+
+    out = cli("explain-recompile", str(BEAMS), codes=(0, 1)).stdout
+    fixes = [line for line in out.split("\n\n", 1)[0].splitlines() + out.split("\n\n", 1)[1].splitlines()[:3]
+             if line.lstrip().startswith("fix: ")]
+    assert fixes and all("pad every batch to one fixed size" in f for f in fixes), fixes
+    assert "with it: topk's k changes (4, 2, 3): the same sizes (2, 3, 4) as Dynamo's guard above" in out
+
+
+@pytest.mark.parametrize("seen,plan,same", [
+    ("dim 0 of h: 4, 2, 3", (2, 3, 4), (2, 3, 4)),  # d2: num_beams twice
+    ("dim 0 of h: 4, 2, 3", (2, 4), ()),  # the XLA size took other values: two causes, two fixes
+    ("dim 0 of h: 8 -> 4", (4, 8), (4, 8)),
+    ("dim 1 of ids: 7", (7,), ()),  # one size says nothing shared
+])
+def test_a_guard_and_a_graph_are_one_cause_only_when_their_sizes_are_the_same(seen, plan, same):
+    from hlodiff.explain.dynamo_same_values import same_sizes
+
+    dynamo = NS(headline=NS(kind="shape", seen=seen))
+    cause = NS(kind="shape", plan=NS(to_json=lambda: {"values": [{"size": n} for n in plan]}))
+    assert sorted(same_sizes(dynamo, NS(causes=[cause]))) == list(same)
+    other = NS(headline=NS(kind="python_value", seen=seen))  # not a size guard: no sizes to share
+    assert same_sizes(other, NS(causes=[cause])) == frozenset()
