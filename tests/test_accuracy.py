@@ -309,9 +309,11 @@ WRONG_NOW = {
     # evidence of ema_every4, whose truth accepts a change or "periodic" (exit 0 or 1); this truth asks exit 0 only
     # and forbids the one-graph fix (blend with a 0/1 weight kept on the device, torch.where), which does save a
     # compilation. From a level-1 log (no cache hits) the schedule is not seen, so "expected" cannot be read either
-    "torch_xla/r27_tx_ema_deepcopy_control": "fix_any: the ops traced at r27_tx_ema_deepcopy_control.py:35 differ "
-                                             "from the other graph's (this graph ran on some steps): Python code "
-                                             "decides per step what is ",
+    # (since the fourteenth stop's second pass the fix names the `if` the location names: "the ops traced under the
+    # `if` at :30 differ ...", decision_line.LEAD_WORDS)
+    "torch_xla/r27_tx_ema_deepcopy_control": "fix_any: the ops traced under the `if` at r27_tx_ema_deepcopy_control"
+                                             ".py:30 differ from the other graph's (this graph ran on some steps): "
+                                             "Python code decides per step what is ",
     # round 27 (blind): the pruning run's stories tie at 2 recompilations each (the reparametrization at :30 from
     # step 3, the second prune's cut inside torch.nn.utils.prune at :26 at step 6); the cut's kind is the more
     # common first cause, so it heads (now with torch's read named and prune.identity / expected, not torch.where),

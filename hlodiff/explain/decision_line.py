@@ -92,6 +92,8 @@ LEAD_WORDS = (
     # (the fix's words naming the line the ops were traced at, the words when the new lead is an `if`)
     # rev7_loss_dict: "the ops traced at :13 run every 3 steps only" under the location `if step % 3 == 2:` :11
     ("the ops traced at {old}", "the ops traced under the `if` at {new}"),
+    # stochastic_depth: "the ops of :17 (and the parameters they read) are traced on steps ..." under its `if` :16
+    ("the ops of {old}", "the ops under the `if` at {new}"),
 )
 """Fix words that name a traced line, and what they say once the decision's ``if`` leads instead."""
 
