@@ -212,8 +212,10 @@ def _guarded_call_from_source(r, sources: SourceLines) -> None:
     steps is not read; none in an ``if``: unchanged)."""
     root = r.causes[0]
     names = GUARDED_CALL_ROWS.get(root.fix_rule or "")
+    if names is None:
+        return
     sync = r.graph.trigger
-    if names is None or sync is None or sync.is_library or sync.line is None:
+    if sync is None or sync.is_library or sync.line is None:
         return
     if any(not f.is_library and f.line is not None for f in root.locations):
         return
