@@ -322,9 +322,11 @@ WRONG_NOW = {
     # evidence of ema_every4, whose truth accepts a change or "periodic" (exit 0 or 1); this truth asks exit 0 only
     # and forbids the one-graph fix (blend with a 0/1 weight kept on the device, torch.where), which does save a
     # compilation. From a level-1 log (no cache hits) the schedule is not seen, so "expected" cannot be read either
-    "torch_xla/r27_tx_ema_deepcopy_control": "fix_any: the ops traced at r27_tx_ema_deepcopy_control.py:35 differ "
-                                             "from the other graph's (this graph ran on some steps): Python code "
-                                             "decides per step what is ",
+    # (since the fourteenth stop's second pass the fix names the `if` the location names: "the ops traced under the
+    # `if` at :30 differ ...", decision_line.LEAD_WORDS)
+    "torch_xla/r27_tx_ema_deepcopy_control": "fix_any: the ops traced under the `if` at r27_tx_ema_deepcopy_control"
+                                             ".py:30 differ from the other graph's (this graph ran on some steps): "
+                                             "Python code decides per step what is ",
     # round 27 (blind): the pruning run's stories tie at 2 recompilations each (the reparametrization at :30 from
     # step 3, the second prune's cut inside torch.nn.utils.prune at :26 at step 6); the cut's kind is the more
     # common first cause, so it heads (now with torch's read named and prune.identity / expected, not torch.where),
@@ -416,13 +418,9 @@ WRONG_NOW = {
     # round 32 (blind): the counts the script walks (2,3,2,4,3,2,4,3) are periodic from step 1 with period 3 by the
     # script's own choice, so "periodic" is a fair reading of the run; the truth asked "recurring"
     "torch_xla/r32_tx_subbatch_count_stack": "pattern: periodic (the script's counts repeat with period 3)",
-    # new-user review 23, F2 (t2, an MoE): two roots size the step, the per-expert nonzero (:21, 20 early runs) and
-    # the capacity read (:17); the mask's story heads (more recompilations) with the mask's fix, and the capacity
-    # read's own fix (a static capacity, capacity_factor * tokens / experts) is told on the headline's `also:` line
-    # and under its recompilation, not in the headline's fix the truth scores. Pattern (unbounded), line, kind right
-    "torch_xla/rev23_tx_moe_item_capacity": "fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early "
-                                            "to learn how many rows it keeps, and each count compiles again: keep "
-                                            "the full size and ap",
+    # (rev23_tx_moe_item_capacity is right since the fourteenth stop's leftovers: the capacity read that sets the
+    # size the per-expert nonzero fills leads, its static capacity the headline's fix, the mask's fix on `also:`,
+    # headline_also.ROOT_LEADS)
     # round 33 (blind): kind, fix and exit right (dtype, "cast it to one dtype (x.astype(jnp.int32))"). The line
     # named is :41, where the loop picks the collator (`ids, mask = packed_batch(rng) if ... else ...`), a fair place
     # the truth left out; reaching :35 needs a reader that follows a call into a local function's return. The

@@ -71,6 +71,8 @@ EXERCISED = {
     "shape_last_batch": "torch_xla/batch_shape", "shape_input_jax": "jax/recompile_shape",
     # review 23 F1: one argument (host-filtered negatives) lost a row alone, at a middle step: no batch to drop
     "shape_data_rows_jax": "scenarios/jax/rev23_jx_host_negatives/record",
+    # leftovers of the fourteenth stop: a host KV cache passed one row longer each call (1..8), compilations only
+    "shape_up_by_one_jax": "scenarios/jax/x14c_jx_kv_host_slice",
     "shape_short_batch_once": "torch_xla/hostile_names",
     "dtype_jax_precision": "jax/dtype_reductions", "dtype_input_int_float_jax": "jax/dtype_int_input",
     "dtype_input": "torch_xla/dtype_input", "dtype_autocast": "torch_xla/autocast_late",

@@ -43,19 +43,42 @@ def test_a_value_read_that_sets_a_size_gets_its_own_fix_beside_the_mask():
     rules = {(c.get("reason"), c["fix_rule"]) for r in doc["recompilations"] for c in r["causes"][:1]}
     assert ("read", "partial_read_sets_size_with_mask") in rules  # the .item() at :17
     assert ("data_dependent", "partial_mask_index") in rules  # the nonzero at :21 keeps the mask's fix
+    # the read sets the size the mask then fills: it leads (headline_also.ROOT_LEADS), the mask is told on also:
     head = doc["headline"]
-    assert head["fix"].startswith("a boolean mask index")
+    assert head["location"]["line"] == 17 and "capacity_factor" in head["fix"]
+    assert "after the sync" not in head["fix"] and "add_step_closure" not in head["fix"]
     (also,) = head["also"]
-    assert also["location"]["line"] == 17 and "capacity_factor" in also["fix"]
-    assert "after the sync" not in also["fix"] and "add_step_closure" not in also["fix"]
+    assert also["location"]["line"] == 21 and also["fix"].startswith("a boolean mask index")
     assert stance_of_rule("partial_read_sets_size_with_mask") is FixStance.CHANGE
 
 
-def test_the_terminal_tells_the_capacity_read_its_own_fix_never_the_same_as_above():
+def test_the_terminal_heads_with_the_capacity_read_and_tells_the_mask_its_own_fix():
     out = cli("explain-recompile", str(MOE), codes=(1,)).stdout
-    block = out.split("dump#1 recompiled", 1)[1]
+    first_fix = next(line for line in out.splitlines() if line.startswith("fix: "))
+    assert "static capacity" in first_fix
+    assert "also: " in out and "apply the mask as values" in out.split("also: ", 1)[1].splitlines()[0]
+    block = out.split("dump#2 recompiled", 1)[1]  # the mask's own block: its fix, never "the same as above"
     assert "fix: the same as above" not in block.split("with it:", 1)[0]
-    assert "also: " in out and "static capacity" in out
+
+
+@pytest.mark.parametrize("row", range(len(__import__("hlodiff.explain.headline_also", fromlist=["x"]).ROOT_LEADS)))
+def test_each_root_leads_row_puts_its_root_first_only_beside_the_root_it_leads_over(row):
+    """ROOT_LEADS, per row: the root that sets a size leads over the root that fills it when both are in one
+    family; alone (no such root beside it), the headline is left as it was."""
+    from types import SimpleNamespace as NS
+
+    from hlodiff.explain.headline_also import ROOT_LEADS, also_roots, lead_root
+    rows, (kind, reason) = ROOT_LEADS[row]
+    fam, other = object(), object()
+    loc = lambda line: [NS(file="p.py", line=line)]
+    filler = NS(family=fam, causes=[NS(kind=kind, reason=reason, fix_rule="x", fix="fill", locations=loc(21))])
+    sizer = NS(family=fam, causes=[NS(kind="partial", reason="read", fix_rule=next(iter(rows)), fix="size",
+                                      locations=loc(17))])
+    elsewhere = NS(family=other, causes=sizer.causes)
+    assert lead_root(filler, [filler, sizer]) is sizer
+    assert [c.fix for c in also_roots(sizer, [filler, sizer])] == ["fill"]
+    assert lead_root(filler, [filler, elsewhere]) is filler  # another family's read does not lead this one
+    assert lead_root(filler, [filler]) is filler and also_roots(sizer, [sizer]) == []
 
 
 def test_a_mask_cut_without_a_size_read_tells_no_also():

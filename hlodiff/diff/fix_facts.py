@@ -94,7 +94,7 @@ from hlodiff.diff.model import Cause
 from hlodiff.diff.origin_facts import _origin_facts
 from hlodiff.diff.value_facts import (_OBJECT_REPR, _all_nan, _choice_value, _equal_numbers, _reciprocal_counts, _special,
                                       _values_facts, axes_specs, data_ceiling, dtype_spelling, partial_objects,
-                                      redefined_function, whole_numbers)
+                                      redefined_function, up_by_one, whole_numbers)
 from hlodiff.hlo.model import runs_after
 
 
@@ -206,6 +206,10 @@ def _context_facts(cause: Cause, ctx, facts: set[str], args: dict[str, str]) -> 
             facts.add("axes_values")  # tuples of axes and None: vmap's in_axes, no size to pad
         if getattr(ctx, "branch_on_static", False) and whole_numbers(ctx.values):
             facts.add("branch_values")
+        largest = up_by_one(ctx.values) if cause.kind == "shape" else None
+        if largest is not None:
+            facts.add("up_by_one")
+            args["largest"] = str(largest)
         ceiling = data_ceiling(ctx.values)
         if ceiling is not None:
             facts.add("data_values")

@@ -1226,6 +1226,15 @@ RULES: tuple[FixRule, ...] = (
           "compilation of a function of yours: a single call with another size at the end (such as a final "
           "evaluation over a whole held-out set) compiles once; if such calls repeat (every epoch), call it in "
           "chunks of the size it already has if these compilations add up", unless="sizes_vary"),
+    # leftovers of the fourteenth stop (x14c_jx_kv_host_slice, jax_kv_concat): a log of compilations only shows the
+    # argument one row longer at every compilation (1, 2, ..., 8): a cache filled one row per call, for which
+    # buckets only space the compilations out; one size, the largest, with a mask is one graph
+    _rule("shape_up_by_one_jax", "shape", "on_input up_by_one jax",
+          "each compilation came with the argument's size one larger than the last{seen}: a buffer filled one row "
+          "per call (a KV cache, a decoded prefix) compiles once per length; allocate it once at its largest length "
+          "({largest}, or the known maximum), pass it whole with a mask of the filled part (the position as a "
+          "traced argument); if the lengths come from the data instead, pad to a few fixed sizes (bucket lengths)",
+          unless="buckets grows"),
     _rule("shape_input_jax", "shape", "on_input jax",
           "each new argument shape compiles again: pad arguments to a few fixed sizes (bucket lengths)"),
     _rule("shape_input", "shape", "on_input",

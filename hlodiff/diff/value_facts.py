@@ -113,6 +113,16 @@ def data_ceiling(values: tuple[str, ...]) -> int | None:
     return high if low >= 1 and high <= 2 * low else None
 
 
+def up_by_one(values: tuple[str, ...]) -> int | None:
+    """Leftovers of the fourteenth stop (x14c_jx_kv_host_slice, jax_kv_concat): three or more whole numbers in the
+    order compiled, each one more than the last (``1, 2, ..., 8``): a buffer filled one row per call (a KV cache, a
+    decoded prefix), not sizes drawn from the data (``54, 52, 58``) nor spread over buckets. Returns the largest."""
+    numbers = [number(v.strip()) for v in values]
+    if len(numbers) < 3 or any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+        return None
+    return numbers[-1] if all(b - a == 1 for a, b in zip(numbers, numbers[1:])) else None
+
+
 def whole_numbers(values: tuple[str, ...]) -> bool:
     """Two or more different whole numbers (``0, 1, 2``; no bool, no float): a stage, a mode or a count."""
     numbers = [number(v.strip()) for v in dict.fromkeys(values)]

@@ -10,6 +10,7 @@ stays and a hint says which line to look for and why no capture shows it.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from hlodiff.dumps.source_lines import SourceLines
@@ -68,6 +69,7 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
     try:
         for r in recompilations:
             if r.causes:
+                before = _lead(r.causes[0])
                 _traced_first(r)
                 _made_first(r.causes[0])
                 _place(r.causes[0], sources)
@@ -75,9 +77,42 @@ def place_decisions(recompilations, sources: SourceLines) -> None:
                 _guarded_call_from_source(r, sources)
                 _branch_of_siblings(r, sources)
                 _read_first(r)
+                _fix_names_the_lead(r.causes[0], before, sources)
     finally:
         enclosing_if.cache_clear()
         calls_named.cache_clear()
+
+
+def _lead(cause) -> SourceFrame | None:
+    """The cause's first user frame: the line its fix's ``{line}`` was written from."""
+    return next((f for f in cause.locations if not f.is_library and f.line is not None), None)
+
+
+LEAD_WORDS = (
+    # (the fix's words naming the line the ops were traced at, the words when the new lead is an `if`)
+    # rev7_loss_dict: "the ops traced at :13 run every 3 steps only" under the location `if step % 3 == 2:` :11
+    ("the ops traced at {old}", "the ops traced under the `if` at {new}"),
+    # stochastic_depth: "the ops of :17 (and the parameters they read) are traced on steps ..." under its `if` :16
+    ("the ops of {old}", "the ops under the `if` at {new}"),
+)
+"""Fix words that name a traced line, and what they say once the decision's ``if`` leads instead."""
+
+
+def _fix_names_the_lead(cause, before: SourceFrame | None, sources: SourceLines) -> None:
+    """The fix names the line the report leads with: when a decision's line moved in front of the line the fix was
+    written from, the fix's ``file.py:N`` follows it (an ``if`` said as one: :data:`LEAD_WORDS`), so the location
+    and the fix never name two lines for one cause (leftovers of the fourteenth stop: rev7_loss_dict's `if` :11
+    with "the ops traced at :13")."""
+    after = _lead(cause)
+    if not cause.fix or before is None or after is None or (before.file, before.line) == (after.file, after.line):
+        return
+    old, new = before.short(), after.short()
+    if old not in cause.fix:
+        return
+    if enclosing_if(sources, after.file, after.line + 1) == after.line:
+        for said, told in LEAD_WORDS:
+            cause.fix = cause.fix.replace(said.format(old=old), told.format(new=new))
+    cause.fix = re.sub(re.escape(old) + r"(?!\d)", new, cause.fix)  # t.py:1 is no prefix of t.py:13
 
 
 @lru_cache(maxsize=256)
@@ -177,8 +212,10 @@ def _guarded_call_from_source(r, sources: SourceLines) -> None:
     steps is not read; none in an ``if``: unchanged)."""
     root = r.causes[0]
     names = GUARDED_CALL_ROWS.get(root.fix_rule or "")
+    if names is None:
+        return
     sync = r.graph.trigger
-    if names is None or sync is None or sync.is_library or sync.line is None:
+    if sync is None or sync.is_library or sync.line is None:
         return
     if any(not f.is_library and f.line is not None for f in root.locations):
         return

@@ -21,6 +21,7 @@ def headline_of(families: list["Family"], patterns: list[Pattern], recompilation
     unexpected one waits further down (issue 30: an expected warm-up headed a real int32/int64 flip). JAX's eager
     ops never head it: they are not the user's step, and a run whose step compiled once has no headline."""
     from hlodiff.diff.fix_rules import EXPECTED
+    from hlodiff.explain.headline_also import lead_root
 
     def expected(r) -> bool:
         return bool(r.causes) and r.causes[0].fix_rule in EXPECTED
@@ -29,7 +30,7 @@ def headline_of(families: list["Family"], patterns: list[Pattern], recompilation
     for family, pattern in zip(families, patterns):
         if pattern.name == "eager op":  # JAX's eager ops are not the user's step (as on main since 2b02d69)
             continue
-        r = leading(family, recompilations)
+        r = lead_root(leading(family, recompilations), recompilations)
         if r is None:
             continue
         if expected(r):  # an expected story never hides an unexpected one of its own family

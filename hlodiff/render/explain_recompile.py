@@ -30,8 +30,18 @@ def render_explanation(console: Console, explanation, *, verbose: bool = False) 
 
         render_dynamo(console, explanation.dynamo)
         headline = explanation.xla_headline
+    from hlodiff.explain.dynamo_same_values import same_sizes
+
+    same = same_sizes(getattr(explanation, "dynamo", None), headline)
+    if same and headline.causes[0].fix:
+        # review 23 F6: the XLA graphs' size is Dynamo's guarded size (the same numbers): one cause, one fix
+        sizes = ", ".join(str(n) for n in sorted(same))
+        first = headline.causes[0].fix.split(":", 1)[0]
+        console.print(Hanging(Text(f"with it: {first}: the same sizes ({sizes}) as Dynamo's guard above, one cause; "
+                                   "its fix (one fixed size) fixes these too", style="green"), 9), highlight=False)
     if headline is not None and headline.causes and headline.causes[0].fix:
-        console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
+        if not same:
+            console.print(Hanging(Text(f"fix: {headline.causes[0].fix}", style="green"), 5), highlight=False)
         from hlodiff.explain.headline_also import also_causes, also_roots
 
         for other in also_causes(headline) + also_roots(headline, getattr(explanation, "recompilations", ())):
