@@ -213,6 +213,13 @@ class SourceLines:
 
         return self._ask(called_detached_and_not, bool, file, line, callee, position)
 
+    def rows_cut_by(self, file: str, line: int | None) -> str:
+        """``slice``, ``filter`` or "": how a call's arguments on ``file:line`` are cut from the data:
+        :func:`hlodiff.dumps.rows_source.rows_cut_by`."""
+        from hlodiff.dumps.rows_source import rows_cut_by
+
+        return self._ask(rows_cut_by, str, file, line)
+
     def grown_by_cat(self, file: str, name: str) -> int | None:
         """The line where ``name`` is rebound in a loop to a concatenation with itself (``queue = torch.cat([k,
         queue])``): :func:`hlodiff.dumps.cat_growth_source.grown_by_cat`."""

@@ -1,0 +1,59 @@
+"""Stop 51, the last read: four rules (and one older one) narrowed after a reviewer showed each firing on a
+plausible look-alike. Each test here is the look-alike, at the level where the rule decides."""
+
+from __future__ import annotations
+
+import pytest
+
+from hlodiff.diff.fixes import choose
+from hlodiff.dumps.rows_source import rows_cut_by
+
+# -- 2. a leading dimension that shrank in a JAX log of compilations: how the rows were cut, read from the source ----
+
+_JAX = frozenset({"is:shape", "on_input", "last_in_family", "leading_dim_shrank", "jax"})
+
+
+@pytest.mark.parametrize("code, line, kind", [
+    # x and y filtered together on the host: a size that follows the data, though both lose the same rows
+    ("for s in range(9):\n    keep = x[:, 0] > t\n    w = step(w, x[keep], y[keep])\n", 3, "filter"),
+    ("neg = pool[labels != label][:200]\nw = step(w, jax.device_put(neg, rep))\n", 2, "filter"),
+    ("for s in range(9):\n    xs, ys = x[~done], y[~done]\n    w = step(w, xs, ys)\n", 3, "filter"),
+    # a range slice: a batch, whose last one is the remainder (one array: an LM's tokens)
+    ("for i in range(0, n, B):\n    w = step(w, tokens[i:i + B])\n", 2, "slice"),
+    ("for i in range(0, n, B):\n    x, y = dx[i:i + B], dy[i:i + B]\n    x = x.reshape(4, -1, 8)\n"
+     "    w = step(w, x, y)\n", 4, "slice"),
+    # neither: a constant slice, a row by a loop counter, an array made elsewhere
+    ("w = step(w, x[:200])\n", 1, ""),
+    ("for i in range(9):\n    w = step(w, batches[i])\n", 2, ""),
+    ("w = step(w, next(it))\n", 1, ""),
+])
+def test_how_a_calls_rows_are_cut_is_read_from_its_source(tmp_path, code, line, kind):
+    file = tmp_path / "train.py"
+    file.write_text(code)
+    assert rows_cut_by(str(file), line) == kind
+
+
+def test_no_file_on_disk_says_nothing_of_the_rows(tmp_path):
+    assert rows_cut_by(str(tmp_path / "gone.py"), 3) == ""
+
+
+def test_arrays_filtered_together_are_not_told_the_last_batch():
+    """`step(w, x[keep], y[keep])`: 16 rows, then 15 mid-run; x and y shrank together (batch_rows)."""
+    rule = choose("shape", _JAX | {"batch_rows", "rows_filtered"})
+    assert rule.name == "shape_rows_filtered_jax"
+    assert "last batch" not in rule.text and "drop" not in rule.text and "mask" in rule.text
+
+
+def test_a_one_array_batch_cut_by_a_range_slice_is_the_last_batch():
+    """An LM's tokens[i:i + B]: one argument, no sibling to shrink with it; the slice says it is a batch."""
+    rule = choose("shape", _JAX | {"rows_sliced"})
+    assert rule.name == "shape_last_batch_sliced_jax" and "last batch is short" in rule.text
+
+
+def test_with_no_source_a_lone_shrunk_argument_is_told_both_ways():
+    rule = choose("shape", _JAX)
+    assert rule.name == "shape_data_rows_jax"
+    assert "as a batch's arrays do" not in rule.text
+    assert "if this is the epoch's remainder" in rule.text and "if its rows come from a filter" in rule.text
+    # the two arrays of a batch, no source: still the last batch (jax_last_batch, captured without its file)
+    assert choose("shape", _JAX | {"batch_rows"}).name == "shape_last_batch_jax"
