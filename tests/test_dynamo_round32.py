@@ -29,6 +29,7 @@ def _explain(name: str, env: dict | None = None) -> dict:
     ({"dynamo", "frame_skipped"}, "dynamo_graph_break_frame_skipped"),
     ({"dynamo", "frame_skipped", "raised"}, "dynamo_graph_break_raised"),          # fullgraph=True keeps its row
     ({"dynamo", "op:generator_frame"}, "dynamo_gave_up_generator"),
+    ({"dynamo", "op:generator_function"}, "dynamo_gave_up_generator_function"),
     ({"dynamo", "gave_up"}, "dynamo_gave_up"),                                      # a backend failure keeps its row
     ({"dynamo", "op:file_io"}, "dynamo_graph_break_file_io"),
     ({"dynamo"}, "dynamo_graph_break"),

@@ -57,3 +57,28 @@ def test_with_no_source_a_lone_shrunk_argument_is_told_both_ways():
     assert "if this is the epoch's remainder" in rule.text and "if its rows come from a filter" in rule.text
     # the two arrays of a batch, no source: still the last batch (jax_last_batch, captured without its file)
     assert choose("shape", _JAX | {"batch_rows"}).name == "shape_last_batch_jax"
+
+
+# -- 3. Dynamo gave up a generator: a generator expression passed in, or the compiled function itself yields --------
+
+_I = "I1128 11:40:58.822000 8028 torch/_dynamo/convert_frame.py:1705] "
+_AFTER = ["I1128 11:40:58.900000 8028 torch/_dynamo/eval_frame.py:563] TorchDynamo attempted to trace"]
+
+
+def _gave_up(function: str, line: int) -> list[str]:
+    return [_I + f"WON'T CONVERT {function} /home/user/project/train.py line {line} ", _I + "due to: ",
+            _I + "torch._dynamo.exc.Unsupported: Attempt to trace generator",
+            _I + "  Explanation: Generators cannot be compiled directly with `torch.compile`."] + _AFTER
+
+
+@pytest.mark.parametrize("function, rule, words, not_words", [
+    ("<genexpr>", "dynamo_gave_up_generator", "pass a list or a tuple", "iterate outside"),
+    # stop 51's look-alike: `@torch.compile def batches(xs): for x in xs: yield model(x)`
+    ("batches", "dynamo_gave_up_generator_function", "compiled function is a generator", "pass a list"),
+])
+def test_a_generator_given_up_is_told_by_what_yields(function, rule, words, not_words):
+    from hlodiff.dumps.dynamo_log import read_text_log
+    from hlodiff.explain.dynamo_log_findings import breaks_of
+
+    (found,) = breaks_of(read_text_log("stderr.log", _gave_up(function, 12), []))
+    assert found.fix_rule == rule and words in found.fix and not_words not in found.fix

@@ -950,6 +950,12 @@ RULES: tuple[FixRule, ...] = (
           "up the function that iterates it, which runs uncompiled on every call; pass a list or a tuple instead "
           "(a list comprehension `[f(x) for x in xs]` rather than `(f(x) for x in xs)`, or list(gen) before the "
           "call)", unless="jax raised"),
+    # stop 51: the same words of Dynamo's when the compiled function itself yields (WON'T CONVERT names it, not a
+    # <genexpr>): no argument to turn into a list; the function must return
+    _rule("dynamo_gave_up_generator_function", "graph_break", "dynamo op:generator_function",
+          "the compiled function is a generator (a def with yield, {seen}): Dynamo cannot compile a generator and "
+          "gives it up, so it runs uncompiled on every call; compile a function that returns (the body of one "
+          "step) and iterate outside it", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
