@@ -82,3 +82,52 @@ def test_a_generator_given_up_is_told_by_what_yields(function, rule, words, not_
 
     (found,) = breaks_of(read_text_log("stderr.log", _gave_up(function, 12), []))
     assert found.fix_rule == rule and words in found.fix and not_words not in found.fix
+
+
+# -- 4. a value read in the step and an upload before the sync: sent back only when the upload uses the read -------
+
+_OHEM = """for step in range(6):
+    per = F.cross_entropy(model(x), y, reduction="none")
+    idx = np.argsort(-per.detach().cpu().numpy())[:k]
+    hard = torch.from_numpy(idx).to(dev)
+    loss = per[hard].mean()
+    torch_xla.sync()
+"""
+_CLIP = """def main():
+    for step in range(6):
+        grads = [p.grad.cpu() for p in params]
+        total = float(torch.sqrt(sum((g ** 2).sum() for g in grads)))
+        scale = min(1.0, 0.5 / (total + 1e-6))
+        for p, g in zip(params, grads):
+            p.grad = (g * scale).to(dev)
+        torch_xla.sync()
+"""
+# the look-alike: a NaN guard reads the loss, then a target drawn with NumPy is uploaded for the same step
+_GUARD = """for step in range(6):
+    loss = F.mse_loss(model(x), t)
+    if not math.isfinite(loss.item()):
+        continue
+    target = torch.from_numpy(rng.normal(size=(8, 4)).astype(np.float32)).to(dev)
+    aux = F.mse_loss(model(x), target)
+    torch_xla.sync()
+"""
+
+
+@pytest.mark.parametrize("code, read, upload, sent", [
+    (_OHEM, 3, 4, True),            # x10c_ohem_host_argsort: the indices picked on the host
+    (_CLIP, 3, 7, True),            # x13c_grads_cpu_clip: through the norm and the loop over the gradients
+    (_GUARD, 3, 5, False),          # the host's own draw: no name of the read's
+    ("v = loss.item()\nlog.append(v)\nz = torch.tensor(log).to(dev)\n", 1, 3, True),   # through an append
+])
+def test_an_upload_is_sent_back_only_if_it_uses_the_read(tmp_path, code, read, upload, sent):
+    from hlodiff.dumps.read_flow_source import upload_uses_read
+
+    file = tmp_path / "train.py"
+    file.write_text(code)
+    assert upload_uses_read(str(file), read, upload) is sent
+
+
+def test_without_the_file_the_reports_alone_decide(tmp_path):
+    from hlodiff.dumps.read_flow_source import upload_uses_read
+
+    assert upload_uses_read(str(tmp_path / "gone.py"), 3, 5) is None

@@ -17,7 +17,10 @@ case (:func:`sent_back_reads`, crossings round 10): the step's own graph needs i
 strictly between the read and the step's sync that follows it (the batch uploaded above the read is not), which
 that sync's graph reads (``reads=``, required: without it no report says which graph took the upload), or a bare
 ``device_data`` leaf at such a line in the pending IR of the sync's report (an upload consumed by the step and no
-longer alive as a tensor of its own: gradients clipped on the host and assigned back, crossings round 13).
+longer alive as a tensor of its own: gradients clipped on the host and assigned back, crossings round 13). When
+the read's file is on disk, the upload's line must also use a name bound from the read (data flow,
+:mod:`hlodiff.dumps.read_flow_source`): a NaN guard's ``loss.item()`` then a NumPy-drawn target sent with
+``.to(dev)`` is a plain read (stop 51).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from enum import Enum
 
 from hlodiff.cost.model import GraphCost
+from hlodiff.dumps.read_flow_source import upload_uses_read
 from hlodiff.dumps.tensors_report import SyncReport
 from hlodiff.hlo.model import user_frame
 from hlodiff.hlo.shapes import without_layout_text
@@ -101,9 +105,10 @@ def round_trip_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> 
     return host_returns(graphs, reports)[0]
 
 
-def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None], int, int, frozenset[str]]]:
+def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None], int, int, frozenset[str], str]]:
     """Per read graph followed by a sync's graph of the same dump: ((file, function), read line, sync line, the
-    read graph's output shapes) when both lines are in one function and the read comes first."""
+    read graph's output shapes, the read's file as the frames name it) when both lines are in one function and the
+    read comes first."""
     out = {}
     for a, b in zip(graphs, graphs[1:]):
         if a.sync_call != "read" or b.sync_call not in ("sync", "save"):
@@ -112,7 +117,7 @@ def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None],
             continue  # the last graph of one dump and the first of the next
         read, sync = _where(_statement_frame(a)), _where(_statement_frame(b))
         if read is not None and sync is not None and read[:2] == sync[:2] and read[2] < sync[2]:
-            out[a.ref] = (read[:2], read[2], sync[2], frozenset(a.output_shapes))
+            out[a.ref] = (read[:2], read[2], sync[2], frozenset(a.output_shapes), _statement_frame(a).file)
     return out
 
 
@@ -137,7 +142,7 @@ def _statement_frame(g: GraphCost):
 def upload_files(graphs: list[GraphCost]) -> frozenset[str]:
     """The files (basenames) whose device-data leaves :func:`sent_back_reads` asks about: those of its read-and-sync
     windows (the reports are then read with only those leaves beside the roots)."""
-    return frozenset(body[0] for body, _, _, _ in _windows(graphs).values())
+    return frozenset(body[0] for body, _, _, _, _ in _windows(graphs).values())
 
 
 class _SentBack:
@@ -152,8 +157,9 @@ class _SentBack:
         if not reads:
             return
         for where, shape in _uploads(report, reads):
-            self.found.update(ref for ref, (body, first, last, outputs) in self.windows.items()
-                              if where[:2] == body and first < where[2] < last and shape not in outputs)
+            self.found.update(ref for ref, (body, first, last, outputs, file) in self.windows.items()
+                              if where[:2] == body and first < where[2] < last and shape not in outputs
+                              and upload_uses_read(file, first, where[2]) is not False)
 
 
 def _uploads(report: SyncReport, reads: frozenset[int]) -> Iterator[tuple[tuple[str, str | None, int], str]]:
