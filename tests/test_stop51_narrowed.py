@@ -131,3 +131,29 @@ def test_without_the_file_the_reports_alone_decide(tmp_path):
     from hlodiff.dumps.read_flow_source import upload_uses_read
 
     assert upload_uses_read(str(tmp_path / "gone.py"), 3, 5) is None
+
+
+# -- 5. a split step whose own graph is new at every step: "unbounded" needs four steps, not three -----------------
+
+def _split_members(steps: int) -> list:
+    from types import SimpleNamespace as NS
+
+    frame = NS(file="/home/user/project/train.py", line=16, function="<module>", is_library=False)
+    members = []
+    for s in range(steps):
+        early = NS(record=NS(hits_seen=True, frames=(frame,)), compiled=s == 0, cache_key="early", partial=True)
+        rest = NS(record=NS(hits_seen=True, frames=()), compiled=True, cache_key=f"step{s}", partial=False)
+        members += [early, rest]
+    return members
+
+
+@pytest.mark.parametrize("steps, unbounded", [(3, False), (4, True), (5, True)])
+def test_a_step_new_three_times_is_no_unbounded_trend(monkeypatch, steps, unbounded):
+    from hlodiff.explain import patterns
+
+    monkeypatch.setattr(patterns, "is_partial", lambda g: g.partial)
+    monkeypatch.setattr(patterns, "user_frame", lambda frames: frames[0] if frames else None)
+    split, parts, seen = patterns._split_step_new(_split_members(steps))
+    assert (split is not None) is unbounded
+    if unbounded:
+        assert split == "train.py:16" and parts == 2 and seen == steps
