@@ -157,3 +157,25 @@ def test_a_step_new_three_times_is_no_unbounded_trend(monkeypatch, steps, unboun
     assert (split is not None) is unbounded
     if unbounded:
         assert split == "train.py:16" and parts == 2 and seen == steps
+
+
+def _cost_headline(name: str) -> dict:
+    """The cost headline of a capture with its script at hand (as a user's run has it)."""
+    from helpers import FIXTURES, cli_json
+
+    folder = FIXTURES / "scenarios" / "cost"
+    env = {"HLODIFF_SOURCE_MAP": f"/home/user/project={folder}"}
+    return cli_json("cost", str(folder / name / "record"), "-q", env=env)["headline"]
+
+
+def test_a_nan_guard_then_a_host_draw_is_a_plain_read_with_the_file_at_hand():
+    """cost/lr51_tx_nan_guard_noise: `lv = loss.item()` at :19, `noise = torch.from_numpy(rng...).to(dev)` at :22."""
+    head = _cost_headline("lr51_tx_nan_guard_noise")
+    assert head["kind"] == "read_in_step" and head["location"]["line"] == 19 and not head["sent_back"]
+    assert "add_step_closure" in head["fix"] and "what the host works out" not in head["fix"]
+
+
+@pytest.mark.parametrize("name", ["x10c_ohem_host_argsort", "x13c_grads_cpu_clip"])
+def test_values_worked_out_from_the_read_stay_sent_back_with_the_file_at_hand(name):
+    head = _cost_headline(name)
+    assert head["kind"] == "read_in_step" and head["sent_back"], head

@@ -26,11 +26,10 @@ the read's file is on disk, the upload's line must also use a name bound from th
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
 
 from hlodiff.cost.model import GraphCost
-from hlodiff.dumps.read_flow_source import upload_uses_read
 from hlodiff.dumps.tensors_report import SyncReport
 from hlodiff.hlo.model import user_frame
 from hlodiff.hlo.shapes import without_layout_text
@@ -148,9 +147,10 @@ def upload_files(graphs: list[GraphCost]) -> frozenset[str]:
 class _SentBack:
     """:func:`sent_back_reads`, one report at a time."""
 
-    def __init__(self, graphs: list[GraphCost]):
+    def __init__(self, graphs: list[GraphCost], uses_read: "UsesRead"):
         self.windows = _windows(graphs)
         self.found: set[str] = set()
+        self.uses_read = uses_read
 
     def see(self, report: SyncReport) -> None:
         reads = report.reads() if self.windows else None
@@ -159,7 +159,7 @@ class _SentBack:
         for where, shape in _uploads(report, reads):
             self.found.update(ref for ref, (body, first, last, outputs, file) in self.windows.items()
                               if where[:2] == body and first < where[2] < last and shape not in outputs
-                              and upload_uses_read(file, first, where[2]) is not False)
+                              and self.uses_read(file, first, where[2]) is not False)
 
 
 def _uploads(report: SyncReport, reads: frozenset[int]) -> Iterator[tuple[tuple[str, str | None, int], str]]:
@@ -185,18 +185,29 @@ def _scalar(shape: str) -> bool:
     return shape.endswith("[]")
 
 
-def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:
+UsesRead = Callable[[str, int, int], "bool | None"]
+"""Whether the upload's line (file, read line, upload line) uses a name bound from the read, None without the file
+(:meth:`hlodiff.dumps.cost_evidence.CostRun.upload_uses_read`)."""
+
+
+def _unknown(file: str, read_line: int, upload_line: int) -> None:
+    return None
+
+
+def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport],
+                    uses_read: UsesRead = _unknown) -> frozenset[str]:
     """The refs of the read graphs after which the step uploads new device data (between the read's line and the
     sync's, in the same function) that the sync's graph reads: a value worked out on the host from the read and
     sent back for this step. Device data of a shape the read graph outputs is left out: torch_xla keeps the value
     it read as device data, which is no upload of the user's."""
-    return host_returns(graphs, reports)[1]
+    return host_returns(graphs, reports, uses_read)[1]
 
 
-def host_returns(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> tuple[frozenset[str], frozenset[str]]:
+def host_returns(graphs: list[GraphCost], reports: Iterable[SyncReport],
+                 uses_read: UsesRead = _unknown) -> tuple[frozenset[str], frozenset[str]]:
     """(:func:`round_trip_reads`, :func:`sent_back_reads`) in one pass over the reports: each report file is read and
     parsed once, one report at a time (memory stays bounded on big reports)."""
-    trips, sent = _RoundTrips(graphs), _SentBack(graphs)
+    trips, sent = _RoundTrips(graphs), _SentBack(graphs, uses_read)
     if not trips.wanted and not sent.windows:
         return frozenset(), frozenset()
     for report in reports:
