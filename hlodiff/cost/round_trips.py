@@ -151,6 +151,7 @@ class _SentBack:
         self.windows = _windows(graphs)
         self.found: set[str] = set()
         self.uses_read = uses_read
+        self.asked: dict[tuple[str, int, int], bool | None] = {}  # one answer per upload line: reports repeat them
 
     def see(self, report: SyncReport) -> None:
         reads = report.reads() if self.windows else None
@@ -159,7 +160,13 @@ class _SentBack:
         for where, shape in _uploads(report, reads):
             self.found.update(ref for ref, (body, first, last, outputs, file) in self.windows.items()
                               if where[:2] == body and first < where[2] < last and shape not in outputs
-                              and self.uses_read(file, first, where[2]) is not False)
+                              and self._uses_read(file, first, where[2]) is not False)
+
+    def _uses_read(self, file: str, first: int, line: int) -> bool | None:
+        key = (file, first, line)
+        if key not in self.asked:
+            self.asked[key] = self.uses_read(file, first, line)
+        return self.asked[key]
 
 
 def _uploads(report: SyncReport, reads: frozenset[int]) -> Iterator[tuple[tuple[str, str | None, int], str]]:

@@ -10,12 +10,10 @@ Read from the user's file when it is on disk (None without it: the caller keeps 
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
 
 from hlodiff.dumps.python_source import tree_if_present
 
 
-@lru_cache(maxsize=4096)  # asked once per upload a report lists, many a step
 def upload_uses_read(file: str, read_line: int, upload_line: int) -> bool | None:
     """True when the statement on ``upload_line`` reads a name bound, directly or through later assignments, from
     the statement on ``read_line`` of the same function; None when the file is not on disk."""
