@@ -26,6 +26,10 @@ WRONG_NOW = {
     # hlodiff tells what happens instead (a read inside the step, its work computed again), at the truth's line,
     # with the truth's fix; only the kind differs
     "cost/xla_item_mid_step": "kind: read_in_step (the truth wants held_across_graphs)",
+    # stop 51: whether an upload between a read and the sync uses the read is data flow on disk; cost scenarios are
+    # scored without their sources (no source map), so the reports alone decide and the NumPy-drawn upload still
+    # counts as sent back. With the file at hand (a user's run; tests/test_stop51_narrowed.py) it is a plain read
+    "cost/lr51_tx_nan_guard_noise": "fix_any/fix_none: told sent back without the source (scored with no source map)",
 }
 
 CASES = score_cost.cost_cases()

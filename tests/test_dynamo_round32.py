@@ -29,6 +29,7 @@ def _explain(name: str, env: dict | None = None) -> dict:
     ({"dynamo", "frame_skipped"}, "dynamo_graph_break_frame_skipped"),
     ({"dynamo", "frame_skipped", "raised"}, "dynamo_graph_break_raised"),          # fullgraph=True keeps its row
     ({"dynamo", "op:generator_frame"}, "dynamo_gave_up_generator"),
+    ({"dynamo", "op:generator_function"}, "dynamo_gave_up_generator_function"),
     ({"dynamo", "gave_up"}, "dynamo_gave_up"),                                      # a backend failure keeps its row
     ({"dynamo", "op:file_io"}, "dynamo_graph_break_file_io"),
     ({"dynamo"}, "dynamo_graph_break"),
@@ -96,18 +97,41 @@ def test_a_generator_of_torchs_own_given_up_is_not_the_users():
     assert read_text_log("stderr.log", _wont_convert("/usr/lib/python3.11/typing.py", after), []).graph_breaks == []
 
 
+_C = "disc = torch.compile(D)\nmodel = torch.compile(net)\nnet.head = torch.compile(net.head)\n"
+
+
 @pytest.mark.parametrize("code, line, pair", [
-    ("d = disc(real) + disc(fake.detach())\ng = disc(fake)\n", 2, True),            # the GAN's two updates
-    ("d = disc(real) + disc(fake.detach())\ng = disc(fake)\n", 1, True),
-    ("d = disc(fake.detach())\ng = disc(real)\n", 2, False),                       # another tensor: no pair
-    ("x.requires_grad_(True)\ny = model(x)\nz = model(x)\n", 2, False),            # an adversarial pass
-    ("d = disc(fake.detach())\ng = other(fake)\n", 1, False),                      # another callable
-    ("a = net.head(h.detach())\nb = net.head(h)\n", 2, True),
+    (_C + "d = disc(real) + disc(fake.detach())\ng = disc(fake)\n", 5, True),        # the GAN's two updates
+    (_C + "d = disc(real) + disc(fake.detach())\ng = disc(fake)\n", 4, True),
+    (_C + "d = disc(fake.detach())\ng = disc(real)\n", 5, False),                   # another tensor: no pair
+    (_C + "x.requires_grad_(True)\ny = model(x)\nz = model(x)\n", 5, False),        # an adversarial pass
+    (_C + "d = disc(fake.detach())\ng = other(fake)\n", 4, False),                  # another callable
+    (_C + "a = net.head(h.detach())\nb = net.head(h)\n", 5, True),
+    # stop 51, look-alikes: a loss given X and X.detach() on the compiled model's line is no pair of the model's
+    (_C + "a = F.cross_entropy(model(x), y)\nb = F.cross_entropy(x.detach(), y)\nc = F.cross_entropy(x, y)\n",
+     4, False),
+    # an FGSM loop that probes the compiled model with x.detach(): x is made to require grad by the file
+    (_C + "x.requires_grad_(True)\nl = model(x)\nprint(model(x.detach()).argmax(1))\n", 5, False),
+    (_C + "x = torch.zeros(4, requires_grad=True)\nl = model(x)\np = model(x.detach())\n", 5, False),
+    # an uncompiled callable's pair is none
+    ("d = disc(real) + disc(fake.detach())\ng = disc(fake)\n", 2, False),
 ])
 def test_a_callable_given_a_tensor_and_its_detach_is_read_as_a_pair(tmp_path, code, line, pair):
     file = tmp_path / "train.py"
     file.write_text(code)
     assert called_detached_and_not(str(file), line) is pair
+
+
+@pytest.mark.parametrize("callee, position, pair", [
+    (None, None, True), ("disc", 0, True),
+    ("disc", 1, False),   # the guard names args[1]: the pair is at args[0]
+    ("gen", None, False),  # Dynamo names another compiled callable than the one with the pair
+])
+def test_the_pair_is_the_guards_callable_and_position(tmp_path, callee, position, pair):
+    file = tmp_path / "train.py"
+    file.write_text("disc = torch.compile(D)\ngen = torch.compile(G)\nd = disc(fake.detach(), c)\n"
+                    "g = disc(fake, c) + gen(fake)\n")
+    assert called_detached_and_not(str(file), 4, callee, position) is pair
 
 
 def test_a_lock_in_forward_is_told_as_the_function_given_up():

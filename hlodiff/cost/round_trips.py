@@ -17,13 +17,16 @@ case (:func:`sent_back_reads`, crossings round 10): the step's own graph needs i
 strictly between the read and the step's sync that follows it (the batch uploaded above the read is not), which
 that sync's graph reads (``reads=``, required: without it no report says which graph took the upload), or a bare
 ``device_data`` leaf at such a line in the pending IR of the sync's report (an upload consumed by the step and no
-longer alive as a tensor of its own: gradients clipped on the host and assigned back, crossings round 13).
+longer alive as a tensor of its own: gradients clipped on the host and assigned back, crossings round 13). When
+the read's file is on disk, the upload's line must also use a name bound from the read (data flow,
+:mod:`hlodiff.dumps.read_flow_source`): a NaN guard's ``loss.item()`` then a NumPy-drawn target sent with
+``.to(dev)`` is a plain read (stop 51).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
 
 from hlodiff.cost.model import GraphCost
@@ -101,9 +104,10 @@ def round_trip_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> 
     return host_returns(graphs, reports)[0]
 
 
-def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None], int, int, frozenset[str]]]:
+def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None], int, int, frozenset[str], str]]:
     """Per read graph followed by a sync's graph of the same dump: ((file, function), read line, sync line, the
-    read graph's output shapes) when both lines are in one function and the read comes first."""
+    read graph's output shapes, the read's file as the frames name it) when both lines are in one function and the
+    read comes first."""
     out = {}
     for a, b in zip(graphs, graphs[1:]):
         if a.sync_call != "read" or b.sync_call not in ("sync", "save"):
@@ -112,7 +116,7 @@ def _windows(graphs: list[GraphCost]) -> dict[str, tuple[tuple[str, str | None],
             continue  # the last graph of one dump and the first of the next
         read, sync = _where(_statement_frame(a)), _where(_statement_frame(b))
         if read is not None and sync is not None and read[:2] == sync[:2] and read[2] < sync[2]:
-            out[a.ref] = (read[:2], read[2], sync[2], frozenset(a.output_shapes))
+            out[a.ref] = (read[:2], read[2], sync[2], frozenset(a.output_shapes), _statement_frame(a).file)
     return out
 
 
@@ -137,23 +141,32 @@ def _statement_frame(g: GraphCost):
 def upload_files(graphs: list[GraphCost]) -> frozenset[str]:
     """The files (basenames) whose device-data leaves :func:`sent_back_reads` asks about: those of its read-and-sync
     windows (the reports are then read with only those leaves beside the roots)."""
-    return frozenset(body[0] for body, _, _, _ in _windows(graphs).values())
+    return frozenset(body[0] for body, _, _, _, _ in _windows(graphs).values())
 
 
 class _SentBack:
     """:func:`sent_back_reads`, one report at a time."""
 
-    def __init__(self, graphs: list[GraphCost]):
+    def __init__(self, graphs: list[GraphCost], uses_read: "UsesRead"):
         self.windows = _windows(graphs)
         self.found: set[str] = set()
+        self.uses_read = uses_read
+        self.asked: dict[tuple[str, int, int], bool | None] = {}  # one answer per upload line: reports repeat them
 
     def see(self, report: SyncReport) -> None:
         reads = report.reads() if self.windows else None
         if not reads:
             return
         for where, shape in _uploads(report, reads):
-            self.found.update(ref for ref, (body, first, last, outputs) in self.windows.items()
-                              if where[:2] == body and first < where[2] < last and shape not in outputs)
+            self.found.update(ref for ref, (body, first, last, outputs, file) in self.windows.items()
+                              if where[:2] == body and first < where[2] < last and shape not in outputs
+                              and self._uses_read(file, first, where[2]) is not False)
+
+    def _uses_read(self, file: str, first: int, line: int) -> bool | None:
+        key = (file, first, line)
+        if key not in self.asked:
+            self.asked[key] = self.uses_read(file, first, line)
+        return self.asked[key]
 
 
 def _uploads(report: SyncReport, reads: frozenset[int]) -> Iterator[tuple[tuple[str, str | None, int], str]]:
@@ -179,18 +192,29 @@ def _scalar(shape: str) -> bool:
     return shape.endswith("[]")
 
 
-def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> frozenset[str]:
+UsesRead = Callable[[str, int, int], "bool | None"]
+"""Whether the upload's line (file, read line, upload line) uses a name bound from the read, None without the file
+(:meth:`hlodiff.dumps.cost_evidence.CostRun.upload_uses_read`)."""
+
+
+def _unknown(file: str, read_line: int, upload_line: int) -> None:
+    return None
+
+
+def sent_back_reads(graphs: list[GraphCost], reports: Iterable[SyncReport],
+                    uses_read: UsesRead = _unknown) -> frozenset[str]:
     """The refs of the read graphs after which the step uploads new device data (between the read's line and the
     sync's, in the same function) that the sync's graph reads: a value worked out on the host from the read and
     sent back for this step. Device data of a shape the read graph outputs is left out: torch_xla keeps the value
     it read as device data, which is no upload of the user's."""
-    return host_returns(graphs, reports)[1]
+    return host_returns(graphs, reports, uses_read)[1]
 
 
-def host_returns(graphs: list[GraphCost], reports: Iterable[SyncReport]) -> tuple[frozenset[str], frozenset[str]]:
+def host_returns(graphs: list[GraphCost], reports: Iterable[SyncReport],
+                 uses_read: UsesRead = _unknown) -> tuple[frozenset[str], frozenset[str]]:
     """(:func:`round_trip_reads`, :func:`sent_back_reads`) in one pass over the reports: each report file is read and
     parsed once, one report at a time (memory stays bounded on big reports)."""
-    trips, sent = _RoundTrips(graphs), _SentBack(graphs)
+    trips, sent = _RoundTrips(graphs), _SentBack(graphs, uses_read)
     if not trips.wanted and not sent.windows:
         return frozenset(), frozenset()
     for report in reports:

@@ -87,7 +87,7 @@ def _host_returns(graphs: list[GraphCost], evidence: CostRun) -> tuple[frozenset
     only, once for both, and only when the run has a read."""
     if not any(g.sync_call == "read" for g in graphs):
         return frozenset(), frozenset()
-    return host_returns(graphs, evidence.report_roots(upload_files(graphs)))
+    return host_returns(graphs, evidence.report_roots(upload_files(graphs)), evidence.upload_uses_read)
 
 
 def _run_compile_seconds(graphs: list[GraphCost], times: CompileTimes, picked: bool) -> tuple[float | None, str | None]:

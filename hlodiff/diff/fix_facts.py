@@ -136,7 +136,7 @@ _FLAGS = ("inputs_follow", "loop_count_only", "unrolled_loop", "state_begun_late
           "loop_counter", "placement", "pytree", "stays", "short_run", "final_call", "compilations_only", "only_added",
           "rotation", "path_swap", "log_unjoined", "inputs_repeat", "resized_input", "params_added", "state_added", "none_leaf", "state_returned",
           "slices_rearranged", "read_branch", "across_ranks", "no_collective", "size_schedule", "read_condition",
-          "read_in_condition", "pullback", "batch_rows")
+          "read_in_condition", "pullback", "batch_rows", "rows_sliced", "rows_filtered")
 """Context flags that are facts by their own name when set (a context without the field: not set)."""
 
 

@@ -950,6 +950,12 @@ RULES: tuple[FixRule, ...] = (
           "up the function that iterates it, which runs uncompiled on every call; pass a list or a tuple instead "
           "(a list comprehension `[f(x) for x in xs]` rather than `(f(x) for x in xs)`, or list(gen) before the "
           "call)", unless="jax raised"),
+    # stop 51: the same words of Dynamo's when the compiled function itself yields (WON'T CONVERT names it, not a
+    # <genexpr>): no argument to turn into a list; the function must return
+    _rule("dynamo_gave_up_generator_function", "graph_break", "dynamo op:generator_function",
+          "the compiled function is a generator (a def with yield, {seen}): Dynamo cannot compile a generator and "
+          "gives it up, so it runs uncompiled on every call; compile a function that returns (the body of one "
+          "step) and iterate outside it", unless="jax raised"),
     _rule("dynamo_graph_break_library", "graph_break", "dynamo in_library",
           "Dynamo splits the compiled call inside library code ({seen}), not at a line of yours: each call runs "
           "as more than one graph with Python between them; nothing recompiles, and no line of yours needs to move",
@@ -1195,14 +1201,26 @@ RULES: tuple[FixRule, ...] = (
     # review 23 F1 (rev23_jx_host_negatives): JAX logs compilations only, so the graph compiled last is no sign of the
     # last step; "the last batch" needs the batch's arrays shrinking together (x and y), else the one argument's
     # rows follow the data (negatives filtered on the host, 200 then 199 at a middle step: dropping it drops a step)
+    # stop 51, the look-alikes: x and y filtered together on the host (`step(w, x[keep], y[keep])`: 16 rows, then 15
+    # mid-run) lose the same rows as a batch's arrays do, and a one-array LM batch has no sibling to shrink with it:
+    # how the call's arguments are cut, read from the file on disk, decides before the shapes do
+    _rule("shape_rows_filtered_jax", "shape", "on_input last_in_family leading_dim_shrank jax rows_filtered",
+          "an argument's first dimension follows the data: its rows are kept by a filter on the host "
+          "({rows_before} rows, then {rows_after}), and each new count compiles the jitted function again; pad it "
+          "to its largest size ({rows_before}) and pass a mask of the real rows, or take a fixed number of rows "
+          "every call", unless="sizes_vary"),
     _rule("shape_last_batch_jax", "shape", "on_input last_in_family leading_dim_shrank jax batch_rows",
           "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)",
-          unless="sizes_vary"),
+          unless="sizes_vary rows_filtered"),
+    _rule("shape_last_batch_sliced_jax", "shape", "on_input last_in_family leading_dim_shrank jax rows_sliced",
+          "the last batch is short: drop it, or pad it to the full batch size (and mask the padding)",
+          unless="sizes_vary rows_filtered"),
     _rule("shape_data_rows_jax", "shape", "on_input last_in_family leading_dim_shrank jax",
-          "an argument's first dimension follows the data ({rows_before} rows, then {rows_after}; no other "
-          "argument lost rows with it, as a batch's arrays do): each new size compiles the jitted function again; pad it to its largest size "
+          "an argument's first dimension changed ({rows_before} rows, then {rows_after}) and each new size "
+          "compiles the jitted function again: if this is the epoch's remainder (a short last batch), drop it "
+          "(drop_last) or pad it to the full batch size; if its rows come from a filter, pad it to its largest size "
           "({rows_before}) and pass a mask of the real rows, or take a fixed number of rows every call",
-          unless="sizes_vary batch_rows"),
+          unless="sizes_vary batch_rows rows_sliced rows_filtered"),
     _rule("shape_last_batch", "shape", "on_input last_in_family leading_dim_shrank",
           "the last batch is short: use DataLoader(drop_last=True), or pad it to the full batch size",
           unless="sizes_vary"),

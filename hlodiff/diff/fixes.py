@@ -95,6 +95,12 @@ class FixContext:
     batch_rows: bool = False
     """Two or more arguments lost the same leading rows together (:func:`hlodiff.explain.batch_rows.batch_rows`): a
     batch's arrays, the evidence "the last batch is short" needs when only compilations are seen (review 23, F1)."""
+    rows_sliced: bool = False
+    """The call's arguments are cut from the data by a range slice (``data[i:i + B]``), read from the file on disk
+    (:func:`hlodiff.dumps.rows_source.rows_cut_by`): a batch, whose last one is the epoch's remainder (stop 51)."""
+    rows_filtered: bool = False
+    """The call's arguments are rows kept by a boolean or index array (``x[keep]``), read from the file on disk: a
+    size that follows the data, also when several arguments lose rows together (stop 51)."""
     dot_shapes: frozenset[str] = frozenset()
     """Shapes (no layout) the recompiled graph's entry computes with a dot (``f32[8,10]``: a head's logits): an
     input of that shape can be targets over its classes (:func:`hlodiff.diff.input_formats.format_switch`)."""

@@ -91,6 +91,13 @@ class CostRun:
 
         return moves_only(file, line)
 
+    def upload_uses_read(self, file: str, read_line: int, upload_line: int) -> bool | None:
+        """Whether an upload's line uses a name bound from a read earlier in the step (:func:`hlodiff.dumps.
+        read_flow_source.upload_uses_read`): the file is read here, so the cost layer opens none."""
+        from hlodiff.dumps.read_flow_source import upload_uses_read
+
+        return upload_uses_read(file, read_line, upload_line)
+
     def align_reports(self, dumps: Sequence[tuple[str, Sequence["GraphOutputs"]]], wanted: set | None,
                       warnings: list[InputWarning] | None) -> dict[tuple[str, int], "Alignment"]:
         """The live-tensor reports aligned with the executions of ``dumps`` (as :meth:`Run.align_reports`)."""

@@ -136,6 +136,9 @@ class GraphBreak:
     """The source text Dynamo quotes under each of ``frames`` (None where it quotes none)."""
     skipped: bool = False
     """Dynamo gave up the frame from this line on (``Graph break: skip``): what follows runs without Dynamo."""
+    given_up: str | None = None
+    """The function a ``WON'T CONVERT fn ...`` record names (``<genexpr>``: a generator expression reached the
+    compiled code; a name of the user's: that function itself, a generator function compiled: stop 51)."""
 
     def to_json(self) -> dict:
         return {"compile_id": self.compile_id, "reason": self.reason, "explanation": self.explanation,
@@ -377,4 +380,4 @@ def _gave_up_block(cid: str, lineno: int, bodies: list[str], closed: bool = Fals
     if not whole and not closed:
         return None  # still being written (a growing log): its traceback and explanation come with the next lines
     at = next((f for f in reversed(frames) if f.file == definition.file), frames[-1] if frames else definition)
-    return GraphBreak(cid, GAVE_UP, explanation or raised, at, None, log_line=lineno)
+    return GraphBreak(cid, GAVE_UP, explanation or raised, at, None, log_line=lineno, given_up=w.group("fn"))

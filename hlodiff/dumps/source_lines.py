@@ -205,12 +205,20 @@ class SourceLines:
         return self._ask(splits_into_pieces, bool, file, line)
 
 
-    def called_detached_and_not(self, file: str, line: int | None) -> bool:
-        """Whether the callable called on ``file:line`` gets ``X.detach()`` on one call and ``X`` on another:
-        :func:`hlodiff.dumps.detach_pair_source.called_detached_and_not`."""
+    def called_detached_and_not(self, file: str, line: int | None, callee: str | None = None,
+                                position: int | None = None) -> bool:
+        """Whether the compiled callable called on ``file:line`` gets ``X.detach()`` on one call and ``X`` on
+        another: :func:`hlodiff.dumps.detach_pair_source.called_detached_and_not`."""
         from hlodiff.dumps.detach_pair_source import called_detached_and_not
 
-        return self._ask(called_detached_and_not, bool, file, line)
+        return self._ask(called_detached_and_not, bool, file, line, callee, position)
+
+    def rows_cut_by(self, file: str, line: int | None) -> str:
+        """``slice``, ``filter`` or "": how a call's arguments on ``file:line`` are cut from the data:
+        :func:`hlodiff.dumps.rows_source.rows_cut_by`."""
+        from hlodiff.dumps.rows_source import rows_cut_by
+
+        return self._ask(rows_cut_by, str, file, line)
 
     def grown_by_cat(self, file: str, name: str) -> int | None:
         """The line where ``name`` is rebound in a loop to a concatenation with itself (``queue = torch.cat([k,

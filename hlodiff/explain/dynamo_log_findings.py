@@ -223,7 +223,9 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
         elif "Tensor.item()" in first.reason or "Tensor.item()" in (first.explanation or ""):
             facts.add("op:item")
         elif first.reason == GAVE_UP and _GENERATOR in (first.explanation or ""):
-            facts.add("op:generator_frame")  # a generator reached the compiled function: d32_genexpr_arg
+            # a generator expression reached the compiled function (d32_genexpr_arg); any other function given up
+            # for it is a generator function the user compiled (a def with yield: stop 51's look-alike)
+            facts.add("op:generator_frame" if first.given_up == "<genexpr>" else "op:generator_function")
         elif first.reason == GAVE_UP:
             facts.add("gave_up")  # the backend failed: the whole function runs eagerly, every call
         elif first.skipped:
@@ -267,6 +269,7 @@ def breaks_of(log: DynamoLog) -> list[GraphBreakFinding]:
                     "op:log_call" in facts and "op:item" not in facts)
                 else first.explanation or "the backend failed" if "gave_up" in facts
                 else first.explanation if "op:generator_frame" in facts
+                else f"`{first.given_up}`" if "op:generator_function" in facts
                 else f"{first.reason}: {first.explanation}" if first.explanation and "frame_skipped" in facts
                 else first.reason)
         finding = GraphBreakFinding(first.reason, first.explanation, location, first.call, len(group), graphs,

@@ -110,6 +110,7 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
     for key, rs in of_family.items():
         ids, words = library_start(rs, runs[id(rs[0].family)][0])
         started.update(dict.fromkeys(ids, words))
+    rows_cut = {id(r): _rows_cut(r, sources) for r in recompilations}
     for r in recompilations:
         members, compiled = runs[id(r.family)]
         base = fix_context(r, patterns.get(r.family.key), members, compiled)
@@ -132,7 +133,8 @@ def apply_run_fixes(recompilations, patterns: dict[str, Pattern], sources: Sourc
             graph_grows=graph_grows(*runs[id(r.family)]) if seen_all.get(r.family.key, True) else (),
             scalars_grow=scalars_grow(runs[id(r.family)][1]), joins_grow=joins_grow(r),
             reads_pile_up=family_reads_pile_up(r.family) if seen_all.get(r.family.key, True) else False,
-            inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), batch_rows=batch_rows(r), dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
+            inputs_repeat=inputs_repeat(r), resized_input=resized_input(r), batch_rows=batch_rows(r),
+            rows_sliced=rows_cut[id(r)] == "slice", rows_filtered=rows_cut[id(r)] == "filter", dot_shapes=dot_shapes(r.graph), slices_rearranged=slices_rearranged(r), state_returned=state_returned(r),
             none_leaf=any(c.reason == "pytree" and c.none_leaf for c in r.causes),
             list_length=list_length(r.causes),
             params_added=parameters_added(r) and trains_new_tensors(r), state_added=state_added(r),
@@ -219,6 +221,16 @@ def _fed_its_own_concatenation(cause, sources: SourceLines) -> bool:
     loop (:meth:`hlodiff.dumps.source_lines.SourceLines.fed_its_own_concatenation`, when the file is on disk)."""
     first = next((f for f in cause.locations if not f.is_library), None)
     return first is not None and sources.fed_its_own_concatenation(first.file, first.line)
+
+
+def _rows_cut(r, sources: SourceLines) -> str:
+    """How a JAX shape cause's arguments are cut from the data at its lines of the user's on disk (``slice``,
+    ``filter``, or ""): a leading dimension that shrank in a log of compilations says neither (stop 51)."""
+    if producer(r.graph) != "jax":
+        return ""
+    kinds = {sources.rows_cut_by(f.file, f.line) for c in r.causes if c.kind == "shape"
+             for f in c.locations if not f.is_library and f.file}
+    return "filter" if "filter" in kinds else "slice" if "slice" in kinds else ""
 
 
 def _read_in_condition(causes, sources: SourceLines) -> bool:

@@ -11,7 +11,7 @@ from hlodiff.diff.fixes import FixChoice, choose
 from hlodiff.explain.live_dynamo import BRIDGE_FOLLOWS
 from hlodiff.explain.live_events import Told
 
-NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax"})
+NEEDS_THE_END = frozenset({"shape_last_batch", "shape_last_batch_jax", "shape_last_batch_sliced_jax"})
 """Fix rules that rest on the graph being its family's last ("the last batch is short"): while the run goes on, the
 newest graph is always the last so far, which says nothing. Such a fix waits for the next steps (an ``update``)."""
 

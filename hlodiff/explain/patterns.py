@@ -289,16 +289,22 @@ def _split_by(members) -> tuple[str | None, int, int]:
     return None, 0, 0
 
 
+_STEPS_NEW = 4
+"""The fewest steps whose own graph, new at each, is told "unbounded" (:func:`_split_step_new`)."""
+
+
 def _split_step_new(members) -> tuple[str | None, int, int]:
     """Every step cut into the same number of graphs (early executions, then the rest of the step), and the rest of
-    the step a new graph, compiled anew, at every step from the second on (three steps or more): the step's own graph
-    is unbounded, whatever the early graphs do (review 23, F2: an MoE's routing read and per-expert nonzero, the
-    early graphs seen again each step, the step's graph new at all 5 steps, was told "recurring"). The first read's
-    line, the graphs per step and the number of steps, else (None, 0, 0)."""
+    the step a new graph, compiled anew, at every step (four steps or more): the step's own graph is unbounded,
+    whatever the early graphs do (review 23, F2: an MoE's routing read and per-expert nonzero, the early graphs seen
+    again each step, the step's graph new at all 5 steps, was told "recurring"). Three steps are too few to say so:
+    the first two are often warm-up (the bridge's first step, an optimizer creating its state), and a third new
+    graph alone is no trend (stop 51). The first read's line, the graphs per step and the number of steps, else
+    (None, 0, 0)."""
     if not all(g.record.hits_seen for g in members):
         return None, 0, 0  # compilations only (PT_XLA_DEBUG_LEVEL=1): "new every step" is not seen
     for k in range(2, _MAX_PARTS + 1):
-        if len(members) < 3 * k or len(members) % k:
+        if len(members) < _STEPS_NEW * k or len(members) % k:
             continue
         groups = [members[i:i + k] for i in range(0, len(members), k)]
         if any(not all(is_partial(g) for g in grp[:-1]) or is_partial(grp[-1]) for grp in groups):
