@@ -256,6 +256,21 @@ def test_setup_graphs_are_not_unbounded_and_accumulation_is_periodic():
     assert "cycle every 3 steps" in cycle.causes[0].fix
 
 
+def test_a_graph_an_early_read_runs_again_every_step_is_no_setup_graph():
+    """Review 24, F1: step 0 overflowed (its own sync, no update) and every step reads the overflow flag with
+    .item(): the cut graph compiled on step 0 runs again on every later step, so step 0 did not set up, and the
+    report tells the read that gates the update with a device-side fix and exits 1 (it said "nothing to fix", 0)."""
+    folder = FIXTURES / "scenarios" / "torch_xla"
+    result = cli("explain-recompile", "--source-map", f"/home/user/project={folder}",
+                 folder / "rev24_tx_lossscale_overflow_read" / "record", codes=(1,))
+    head = result.stdout.split("\n  ", 1)[0]
+    assert "setup" not in head and "nothing to fix" not in head
+    assert "rev24_tx_lossscale_overflow_read.py:16" in head and "torch.where" in head
+    # look-alike: graphs that ran once before the loop and never again stay setup, and expected
+    setup = explain(FIXTURES / "torch_xla" / "setup_accumulate" / "graphs.hlo.0")
+    assert setup.patterns[0].startswith("setup: 3 graphs")
+
+
 @pytest.mark.parametrize("name, pattern", [
     ("batch_shape", "last only:"), ("dtype_input", "one-off:"), ("item_partial", "one-off:"),
     ("autocast_late", "switched:"), ("dtype_zeros_like", "switched:"), ("metric_even_steps", "alternating:"),

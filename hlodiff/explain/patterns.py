@@ -339,6 +339,8 @@ def _before_steady_work(family: "Family", families: list["Family"]) -> bool:
     them after: the program was setting up."""
     order = {id(g): g.record.index for f in families for g in f.members}
     last = max(order[id(g)] for g in family.members)
+    if _runs_again_later(family, families, order, last):
+        return False
     for other in families:
         if other is family:
             continue
@@ -346,6 +348,15 @@ def _before_steady_work(family: "Family", families: list["Family"]) -> bool:
         if hits and min(order[id(g)] for g in other.members) > last:
             return True
     return False
+
+
+def _runs_again_later(family: "Family", families: list["Family"], order: dict[int, int], last: int) -> bool:
+    """Review 24, F1: a graph the family compiled runs again after the family's last graph (the graph an early read
+    cuts off every step, compiled on the first step, a hit at every later step's read): it did not run once while
+    the program set up; it is part of every step."""
+    keys = {g.cache_key for g in family.members if g.compiled}
+    return any(order[id(g)] > last and not g.compiled and g.cache_key in keys
+               for other in families if other is not family for g in other.members)
 
 
 def _letters(keys: list[str]) -> list[str]:
