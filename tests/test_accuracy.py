@@ -423,6 +423,11 @@ WRONG_NOW = {
     "torch_xla/rev23_tx_moe_item_capacity": "fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early "
                                             "to learn how many rows it keeps, and each count compiles again: keep "
                                             "the full size and ap",
+    # review 24, F4: the pattern is now `switched` at the new group's first step, but the fix is still the generic
+    # "device data on some steps, computed on others": the first step of a param group added mid-run (its Adam step
+    # counter and lr scalars, f64[]/f32[]) is not yet recognised as AdamW's first-step warm-up
+    "torch_xla/rev24_tx_untie_new_group": "fix_any / fix_none: the generic device-data-or-computed fix at opt.step "
+                                          "(:29), not a new param group's first step",
 }
 
 CASES = [c for c in score.local_cases() if c["argv"] is not None]

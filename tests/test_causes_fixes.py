@@ -272,6 +272,18 @@ def test_a_graph_an_early_read_runs_again_every_step_is_no_setup_graph():
 
 
 @pytest.mark.parametrize("name, pattern", [
+    # review 24, F4 (A,B,B,C,D,D,D): a first-step warm-up, then a change with its own first step, then settled
+    ("rev24_tx_untie_new_group", "switched: at sync at rev24_tx_untie_new_group.py:31 from graph 4 of 7"),
+    # look-alikes: the same without the first graph of its own (A,A,A,B,C,C,C), and a warm-up then steady
+    ("embed_vocab_grow", "switched:"), ("rev17_tx_stable_adamw_control", "warm-up only:"),
+])
+def test_a_change_with_its_own_first_step_after_a_warm_up_is_one_switch(name, pattern):
+    folder = FIXTURES / "scenarios" / "torch_xla" / name
+    result = cli("explain-recompile", folder / "record" if (folder / "record").is_dir() else folder)
+    assert pattern in result.stdout.split("\n", 1)[0] and "recurring" not in result.stdout.split("\n", 1)[0]
+
+
+@pytest.mark.parametrize("name, pattern", [
     ("batch_shape", "last only:"), ("dtype_input", "one-off:"), ("item_partial", "one-off:"),
     ("autocast_late", "switched:"), ("dtype_zeros_like", "switched:"), ("metric_even_steps", "alternating:"),
     ("steady", "warm-up only:"), ("unbounded_growth", "unbounded:"),
