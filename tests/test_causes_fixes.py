@@ -494,3 +494,15 @@ def test_a_pmapped_step_is_the_user_s_program_not_an_eager_op():
     assert result.headline is not None and result.headline.family.label == "jit__fun"
     assert result.headline.causes[0].kind == "shape"
     assert any(p.startswith("eager op: jit_broadcast_in_dim") for p in result.patterns)  # JAX's own still are
+
+
+@pytest.mark.parametrize("path, start", [
+    ("torch_xla/metric_even_steps/graphs.hlo.0", "alternating: sync at metric_even_steps.py:34 switches between 2 "
+                                                 "graphs, each compiled once and then reused"),
+    ("scenarios/dynamo/rev24_dyn_optional_teacher", "periodic: torch.compile (XLA bridge) repeats every 4 graphs, 4 "
+                                                    "variants, each compiled once and then reused"),
+])
+def test_a_cycle_whose_variants_each_compiled_once_says_it_is_bounded(path, start):
+    """Review 24, F3: "periodic ... 4 variants" for a run that settled after its two Dynamo graphs read as a program
+    still recompiling; a cycle of graphs each compiled once says so."""
+    assert any(p.startswith(start) for p in explain(FIXTURES / path).patterns)
