@@ -256,6 +256,33 @@ def test_setup_graphs_are_not_unbounded_and_accumulation_is_periodic():
     assert "cycle every 3 steps" in cycle.causes[0].fix
 
 
+def test_a_graph_an_early_read_runs_again_every_step_is_no_setup_graph():
+    """Review 24, F1: step 0 overflowed (its own sync, no update) and every step reads the overflow flag with
+    .item(): the cut graph compiled on step 0 runs again on every later step, so step 0 did not set up, and the
+    report tells the read that gates the update with a device-side fix and exits 1 (it said "nothing to fix", 0)."""
+    folder = FIXTURES / "scenarios" / "torch_xla"
+    result = cli("explain-recompile", "--source-map", f"/home/user/project={folder}",
+                 folder / "rev24_tx_lossscale_overflow_read" / "record", codes=(1,))
+    head = result.stdout.split("\n  ", 1)[0]
+    assert "setup" not in head and "nothing to fix" not in head
+    assert "rev24_tx_lossscale_overflow_read.py:16" in head and "torch.where" in head
+    # look-alike: graphs that ran once before the loop and never again stay setup, and expected
+    setup = explain(FIXTURES / "torch_xla" / "setup_accumulate" / "graphs.hlo.0")
+    assert setup.patterns[0].startswith("setup: 3 graphs")
+
+
+@pytest.mark.parametrize("name, pattern", [
+    # review 24, F4 (A,B,B,C,D,D,D): a first-step warm-up, then a change with its own first step, then settled
+    ("rev24_tx_untie_new_group", "switched: at sync at rev24_tx_untie_new_group.py:31 from graph 4 of 7"),
+    # look-alikes: the same without the first graph of its own (A,A,A,B,C,C,C), and a warm-up then steady
+    ("embed_vocab_grow", "switched:"), ("rev17_tx_stable_adamw_control", "warm-up only:"),
+])
+def test_a_change_with_its_own_first_step_after_a_warm_up_is_one_switch(name, pattern):
+    folder = FIXTURES / "scenarios" / "torch_xla" / name
+    result = cli("explain-recompile", folder / "record" if (folder / "record").is_dir() else folder)
+    assert pattern in result.stdout.split("\n", 1)[0] and "recurring" not in result.stdout.split("\n", 1)[0]
+
+
 @pytest.mark.parametrize("name, pattern", [
     ("batch_shape", "last only:"), ("dtype_input", "one-off:"), ("item_partial", "one-off:"),
     ("autocast_late", "switched:"), ("dtype_zeros_like", "switched:"), ("metric_even_steps", "alternating:"),
@@ -467,3 +494,15 @@ def test_a_pmapped_step_is_the_user_s_program_not_an_eager_op():
     assert result.headline is not None and result.headline.family.label == "jit__fun"
     assert result.headline.causes[0].kind == "shape"
     assert any(p.startswith("eager op: jit_broadcast_in_dim") for p in result.patterns)  # JAX's own still are
+
+
+@pytest.mark.parametrize("path, start", [
+    ("torch_xla/metric_even_steps/graphs.hlo.0", "alternating: sync at metric_even_steps.py:34 switches between 2 "
+                                                 "graphs, each compiled once and then reused"),
+    ("scenarios/dynamo/rev24_dyn_optional_teacher", "periodic: torch.compile (XLA bridge) repeats every 4 graphs, 4 "
+                                                    "variants, each compiled once and then reused"),
+])
+def test_a_cycle_whose_variants_each_compiled_once_says_it_is_bounded(path, start):
+    """Review 24, F3: "periodic ... 4 variants" for a run that settled after its two Dynamo graphs read as a program
+    still recompiling; a cycle of graphs each compiled once says so."""
+    assert any(p.startswith(start) for p in explain(FIXTURES / path).patterns)

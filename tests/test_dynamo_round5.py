@@ -24,6 +24,9 @@ _KEYS = ("tensor 'args[0]' dispatch key set mismatch. expected DispatchKeySet(XL
 
 @pytest.mark.parametrize("guard, kind, facts, rule", [
     (_TYPE, "guard", {"tensor_type"}, "dynamo_tensor_type"),
+    # review 24, F3: None where a tensor came first is an optional argument, its own row
+    ("expected type of 'teacher_logits' to be a tensor type, ' but found <class 'NoneType'>", "guard",
+     {"tensor_type", "optional_none"}, "dynamo_optional_none"),
     (_KEYS, "guard", {"inference_tensor"}, "dynamo_inference_tensor"),
     ("___check_type_id(head, 94578765570992)", "guard", {"object_type"}, "dynamo_object_type"),
     ("len(self.param_groups) == 1", "guard", {"container_length", "optimizer_groups"}, "dynamo_optimizer_groups"),
@@ -38,7 +41,7 @@ def test_guard_forms_of_round_5_and_their_look_alikes(guard, kind, facts, rule):
     log = DynamoLog("x", "text", [DynamoCompile("0/0"), DynamoCompile("0/1", "f", failures=[GuardFailure("0/0", guard)])])
     (r,) = recompiles_of(log)
     assert r.kind == kind and facts <= r.facts and r.fix_rule == rule, (r.kind, r.facts, r.fix_rule)
-    for fact in ("tensor_type", "inference_tensor", "object_type", "optimizer_groups"):
+    for fact in ("tensor_type", "optional_none", "inference_tensor", "object_type", "optimizer_groups"):
         assert (fact in r.facts) == (fact in facts), fact
 
 

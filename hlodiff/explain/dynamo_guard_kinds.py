@@ -266,6 +266,9 @@ def _classify(guard: str) -> tuple[str, str | None, str, set[str]]:
             facts.add("parameter_requires_grad")  # a module's parameter: a frozen copy or layers frozen between calls
         return "guard", m.group("name"), guard, facts | {"requires_grad"}
     if (m := _TENSOR_TYPE.search(guard)) is not None:
+        if m.group("found") == "<class 'NoneType'>":
+            facts.add("optional_none")  # review 24, F3: None where a tensor came first: an optional argument (the
+            # dynamo_optional_none row, as for the `is None` guard form), not a tensor subclass
         return "guard", m.group("name"), f"a {m.group('found')} where a tensor of another type came first", \
             facts | {"tensor_type"}
     if (m := _MARKED_DYNAMIC.match(guard.strip())) is not None:

@@ -82,10 +82,12 @@ def pattern_text(p: Pattern, aside: bool = True) -> str:
                 f"{cuts_text(p.cut_reason, p.parts - 1)} at {p.split_at}: the same {p.parts} graphs {every} "
                 f"({seq}){because}")
     first = ", after a first graph that never came back" if p.at else ""
+    # review 24, F3: a cycle whose every variant compiled once is bounded: say so, or "repeats" reads as recompiling
+    once = ", each compiled once and then reused" if p.variants and p.compilations == p.variants else ""
     if p.name == "alternating":
-        return f"alternating: {label} switches between {p.variants - p.at} graphs{first} ({seq}){because}"
+        return f"alternating: {label} switches between {p.variants - p.at} graphs{first}{once} ({seq}){because}"
     if p.name == "periodic":
-        return (f"periodic: {label} repeats every {p.period} graphs, {p.variants - p.at} variants{first} "
+        return (f"periodic: {label} repeats every {p.period} graphs, {p.variants - p.at} variants{first}{once} "
                 f"({seq}){because}")
     if p.name == "unbounded" and p.split_at:
         return (f"unbounded: each step ({label}) is split in {_PARTS.get(p.parts, p.parts)} by "

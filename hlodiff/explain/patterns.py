@@ -237,12 +237,17 @@ def _pattern_of(family: "Family", recompilations, families: list["Family"] | Non
         switch = compiled_at[2]
         ref = "#" + members[switch].ref.rsplit("#", 1)[1] if "#" in members[switch].ref else ""
         return Pattern("switched", at=switch, at_ref=ref, **base)
-    if (distinct == 3 and len(compiled_at) == 3 and compiled_at[1] >= 2 and compiled_at[2] == compiled_at[1] + 1
-            and all(k == keys[0] for k in keys[:compiled_at[1]]) and keys.count(keys[compiled_at[1]]) == 1
-            and n - compiled_at[2] >= 2 and all(k == keys[compiled_at[2]] for k in keys[compiled_at[2]:])):
+    lead = int(distinct == 4 and compiled_at[:2] == [0, 1] and keys.count(keys[0]) == 1)
+    # review 24, F4 (p2: A,B,B,C,D,D,D): the same after a first graph of its own (the optimizer's first-step
+    # warm-up): a parameter group added mid-run takes its own first step (C), then the new graph for good (D)
+    if (distinct == 3 + lead and len(compiled_at) == 3 + lead and compiled_at[1 + lead] >= 2 + lead
+            and compiled_at[2 + lead] == compiled_at[1 + lead] + 1
+            and all(k == keys[lead] for k in keys[lead:compiled_at[1 + lead]])
+            and keys.count(keys[compiled_at[1 + lead]]) == 1
+            and n - compiled_at[2 + lead] >= 2 and all(k == keys[compiled_at[2 + lead]] for k in keys[compiled_at[2 + lead]:])):
         # round 9 (embed_vocab_grow, A,A,A,B,C,C,C): a steady run, one step of its own where the change is made (a
         # table rebuilt and its rows copied in, traced into that step), then the new graph for good: one switch
-        switch = compiled_at[1]
+        switch = compiled_at[1 + lead]
         ref = "#" + members[switch].ref.rsplit("#", 1)[1] if "#" in members[switch].ref else ""
         return Pattern("switched", at=switch, at_ref=ref, **base)
     recurring = [k for k in set(keys) if keys.count(k) >= 2]
@@ -345,6 +350,8 @@ def _before_steady_work(family: "Family", families: list["Family"]) -> bool:
     them after: the program was setting up."""
     order = {id(g): g.record.index for f in families for g in f.members}
     last = max(order[id(g)] for g in family.members)
+    if _runs_again_later(family, families, order, last):
+        return False
     for other in families:
         if other is family:
             continue
@@ -352,6 +359,15 @@ def _before_steady_work(family: "Family", families: list["Family"]) -> bool:
         if hits and min(order[id(g)] for g in other.members) > last:
             return True
     return False
+
+
+def _runs_again_later(family: "Family", families: list["Family"], order: dict[int, int], last: int) -> bool:
+    """Review 24, F1: a graph the family compiled runs again after the family's last graph (the graph an early read
+    cuts off every step, compiled on the first step, a hit at every later step's read): it did not run once while
+    the program set up; it is part of every step."""
+    keys = {g.cache_key for g in family.members if g.compiled}
+    return any(order[id(g)] > last and not g.compiled and g.cache_key in keys
+               for other in families if other is not family for g in other.members)
 
 
 def _letters(keys: list[str]) -> list[str]:
