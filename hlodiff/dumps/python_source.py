@@ -169,8 +169,12 @@ def enclosing_choice(file: str, line: int | None) -> int | None:
     that decides whether (or how many times) that line is traced (``for blk in self.blocks[:self.active]``). None
     when the file is not on disk or neither encloses the line."""
     tree = tree_if_present(file) if line is not None else None
-    if tree is None:
-        return None
+    return None if tree is None else _innermost_head(tree, line, with_loops=True)
+
+
+def _innermost_head(tree: ast.Module, line: int, with_loops: bool) -> int | None:
+    """The line of the innermost ``if`` (or, ``with_loops``, ``for``) whose head ends above ``line`` and whose body
+    holds it; a nested function, class or lambda starts afresh, since only its own branches decide its lines."""
     best: int | None = None
 
     def visit(node: ast.AST) -> None:
@@ -180,8 +184,8 @@ def enclosing_choice(file: str, line: int | None) -> int | None:
             if start is None or end is None or not start <= line <= end:
                 continue
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                best = None  # a nested function: only its own branches and loops count
-            head = child.test if isinstance(child, ast.If) else child.iter if isinstance(
+                best = None
+            head = child.test if isinstance(child, ast.If) else child.iter if with_loops and isinstance(
                 child, (ast.For, ast.AsyncFor)) else None
             if head is not None and head.end_lineno is not None and line > head.end_lineno:
                 best = child.lineno
@@ -297,22 +301,7 @@ def enclosing_if(file: str, line: int | None) -> int | None:
     tree = parse_file(file)
     if tree is None or line is None:
         return None
-    best: int | None = None
-
-    def visit(node: ast.AST) -> None:
-        nonlocal best
-        for child in ast.iter_child_nodes(node):
-            start, end = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
-            if start is None or end is None or not start <= line <= end:
-                continue
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                best = None  # a nested function: only its own branches count
-            if isinstance(child, ast.If) and child.test.end_lineno is not None and line > child.test.end_lineno:
-                best = child.lineno
-            visit(child)
-
-    visit(tree)
-    return best
+    return _innermost_head(tree, line, with_loops=False)
 
 
 _READ_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
