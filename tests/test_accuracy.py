@@ -438,13 +438,6 @@ WRONG_NOW = {
     # file calls `model` twice (:37, :42) and an `e` capture does not say which call recompiled: a fix needs the
     # guard's type matched to the call whose argument is built as that type (the dict literal :41)
     "dynamo/d34_batchencoding_or_dict": "line: d34_batchencoding_or_dict.py:26",
-    # new-user review 23, F2 (t2, an MoE): two roots size the step, the per-expert nonzero (:21, 20 early runs) and
-    # the capacity read (:17); the mask's story heads (more recompilations) with the mask's fix, and the capacity
-    # read's own fix (a static capacity, capacity_factor * tokens / experts) is told on the headline's `also:` line
-    # and under its recompilation, not in the headline's fix the truth scores. Pattern (unbounded), line, kind right
-    "torch_xla/rev23_tx_moe_item_capacity": "fix_any: a boolean mask index (`x[mask]`, nonzero) ran the graph early "
-                                            "to learn how many rows it keeps, and each count compiles again: keep "
-                                            "the full size and ap",
     # review 24, F4: the pattern is now `switched` at the new group's first step, but the fix is still the generic
     # "device data on some steps, computed on others": the first step of a param group added mid-run (its Adam step
     # counter and lr scalars, f64[]/f32[]) is not yet recognised as AdamW's first-step warm-up
