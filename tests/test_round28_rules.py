@@ -65,10 +65,13 @@ def test_ops_traced_in_a_library_function_name_it_and_the_users_call():
 def test_a_setting_switched_on_inside_a_library_call_is_placed_at_the_users_call():
     """label_smoothing_on: F.cross_entropy's smoothing ops (torch/nn/functional.py) from step 3: the row's words stay
     (a setting switched on), the one line calling cross_entropy leads; checkpoint_toggle's recomputed ops lie first
-    in a layer's forward, which no line of the user's calls by name: nothing is placed."""
+    in a layer's forward, which no line of the user's calls by name: no library call is placed there, but since the
+    fourteenth stop the `if` around the file's one checkpoint call and the call itself are (GUARDED_CALL_ROWS), never
+    the layer's forward."""
     head = head_cause(_doc("label_smoothing_on", *MAP))
     assert head["fix_rule"] == "ops_switched_on" and head["locations"][0]["line"] == 13
-    assert not head_cause(_doc("checkpoint_toggle", *MAP))["locations"]
+    lines = [loc["line"] for loc in head_cause(_doc("checkpoint_toggle", *MAP))["locations"]]
+    assert lines and set(lines) <= {22, 23}
 
 
 def test_without_the_source_on_disk_the_library_story_stays():
