@@ -265,6 +265,12 @@ LIVE_WRONG_NOW = {
     'torch_xla/r30_tx_spmd_act_hint_some': 'line: r30_tx_spmd_act_hint_some.py:36',
     # round 32 (blind): as at exit (its WRONG_NOW row): the dot's attribute kind the truth did not list
     'torch_xla/r32_tx_einsum_eq_per_type': 'kind: attribute',
+    # review 24 F4: as at exit (its WRONG_NOW row): a param group added mid-run gets the generic device-data fix
+    'torch_xla/rev24_tx_untie_new_group': 'fix_any / fix_none: the generic device-data-or-computed fix (as at exit)',
+    # review 24 F3: at exit the None-vs-tensor guard leads (dynamo_optional_none); live, the bridge's graph of the
+    # alternate call is told first, before Dynamo's log names the guard (kind ops, no line; found by the lead's live
+    # run after the merge: the branch scored exit only)
+    'dynamo/rev24_dyn_optional_teacher': 'kind: ops; line: no location (the bridge graph is told before the guard)',
     # new-user review 23 F2: live tells the mask's story only (the capacity read's graph at :17 is never told live,
     # a family of its own's first compilation); since the fourteenth stop's leftovers the report at exit heads with
     # the read (headline_also.ROOT_LEADS), so live also no longer agrees with it (4/6, was 5/6)
