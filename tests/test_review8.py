@@ -118,12 +118,14 @@ def test_an_argument_fed_its_own_concatenation_in_a_loop_grows(tmp_path):
 
 def test_a_decoding_prefix_grown_by_concatenation_is_told_to_preallocate():
     """F9: row shape_growing_concat_jax on the greedy decoder (review 8) and review 5's twin; without the source
-    on disk the evidence is gone and the generic row stays (pad to a few fixed sizes)."""
+    on disk the concatenation is not seen, and since the fourteenth stop the sizes alone (one larger every call) get
+    shape_up_by_one_jax: allocate once at the largest length with a mask, buckets only for lengths from the data."""
     for capture, line in ((JAX / "rev8_jx_greedy_concat" / "record", "rev8_jx_greedy_concat.py"),
                           (JAX / "rev5_generate_concat", "rev5_generate_concat.py")):
         out = cli("explain-recompile", capture, "--source-map", f"/home/user/project={JAX}", codes=(1,)).stdout
         fix = next(x for x in out.splitlines() if x.startswith("fix:"))
         assert "grows by concatenation every call" in fix and "preallocate" in fix and "dynamic_update_slice" in fix
     bare = cli("explain-recompile", JAX / "rev8_jx_greedy_concat" / "record", codes=(1,)).stdout
-    assert next(x for x in bare.splitlines() if x.startswith("fix:")).startswith(
-        "fix: each new argument shape compiles again")
+    fix = next(x for x in bare.splitlines() if x.startswith("fix:"))
+    assert "one larger than the last" in fix and "allocate it once at its largest length" in fix
+    assert "grows by concatenation" not in fix
