@@ -244,14 +244,7 @@ def _size_as_constant(c: Cause, r: Cause, e: Evidence) -> bool:
     if before is None or after is None or len(before) != len(after):
         return False
     moved = {(a, b) for a, b in zip(before, after) if a != b}
-    sizes = set()
-    for o in r.origins:
-        if "shape" not in o.kinds or o.left is None or o.right is None or not _argument(o.left, e):
-            continue
-        left, right = shape_dims(str(o.left.shape)), shape_dims(str(o.right.shape))
-        if len(left) == len(right):
-            sizes |= {(a, b) for a, b in zip(left, right) if a != b}
-    return bool(moved) and moved <= sizes
+    return bool(moved) and moved <= _argument_sizes(r, e)
 
 
 def _argument_sizes(r: Cause, e: Evidence) -> set[tuple[int, int]]:
