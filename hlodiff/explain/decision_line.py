@@ -160,6 +160,25 @@ OPTIMIZER_STEPS = ("step", "optimizer_step")
 """Calls that run an optimizer's update: ``opt.step()``, ``xm.optimizer_step(opt)``."""
 
 
+def _user_sync_of_unplaced(r) -> SourceFrame | None:
+    """The sync's frame in the user's file when the root cause has no user line of its own: the two readers that
+    place such a root from the sync file's source (an optimizer call, a guarded library call) start from it."""
+    sync = r.graph.trigger
+    if sync is None or sync.is_library or sync.line is None:
+        return None
+    if any(not f.is_library and f.line is not None for f in r.causes[0].locations):
+        return None
+    return sync
+
+
+def _lead_with(root, sync: SourceFrame, branch: int, call: int) -> None:
+    """The ``if`` at ``branch`` and the call at ``call`` in the sync's file lead the root's lines; the hint that no
+    line is known goes."""
+    root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, call, sync.function),
+                      *root.locations]
+    root.hint = None
+
+
 def _update_from_source(r, sources: SourceLines) -> None:
     """Gradient accumulation told from a capture whose frames are the optimizer's alone (an XLA dump without the
     live-tensor report: every frame of the update is in ``torch/optim``): the source of the sync's file, when on
@@ -168,18 +187,14 @@ def _update_from_source(r, sources: SourceLines) -> None:
     root = r.causes[0]
     if root.fix_rule not in ACCUMULATION_ROWS:
         return
-    sync = r.graph.trigger
-    if sync is None or sync.is_library or sync.line is None:
-        return
-    if any(not f.is_library and f.line is not None for f in root.locations):
+    sync = _user_sync_of_unplaced(r)
+    if sync is None:
         return
     steps = [n for n in calls_named(sources, sync.file, OPTIMIZER_STEPS) if n < sync.line]
     branch = enclosing_if(sources, sync.file, steps[-1]) if steps else None
     if branch is None:
         return
-    root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, steps[-1], sync.function),
-                      *root.locations]
-    root.hint = None
+    _lead_with(root, sync, branch, steps[-1])
 
 
 def _branch_of_siblings(r, sources: SourceLines) -> None:
@@ -214,19 +229,15 @@ def _guarded_call_from_source(r, sources: SourceLines) -> None:
     names = GUARDED_CALL_ROWS.get(root.fix_rule or "")
     if names is None:
         return
-    sync = r.graph.trigger
-    if sync is None or sync.is_library or sync.line is None:
-        return
-    if any(not f.is_library and f.line is not None for f in root.locations):
+    sync = _user_sync_of_unplaced(r)
+    if sync is None:
         return
     guarded = [(n, enclosing_if(sources, sync.file, n)) for n in calls_named(sources, sync.file, names)]
     guarded = [(n, branch) for n, branch in guarded if branch is not None]
     if len({branch for _, branch in guarded}) != 1:
         return
     call, branch = guarded[0]
-    root.locations = [SourceFrame(sync.file, branch, sync.function), SourceFrame(sync.file, call, sync.function),
-                      *root.locations]
-    root.hint = None
+    _lead_with(root, sync, branch, call)
 
 
 def _read_first(r) -> None:
