@@ -14,15 +14,18 @@ def call_sites_from_misses(log_path: str, compilation_lines: dict[int, int]) -> 
     """``{ordinal: call site}`` for compilations given as ``{ordinal: their first line in the log (1-based)}``: the
     last ``TRACING CACHE MISS`` line after the previous compilation's line and before this one's (None when no
     message stands between them: an eager operation, or a program JAX did not trace again)."""
-    with open(log_path, errors="replace") as f:
-        lines = f.read().splitlines()
+    order = sorted(compilation_lines.items(), key=lambda item: item[1])
     sites: dict[int, SourceFrame | None] = {}
-    start = 0
-    for ordinal, line in sorted(compilation_lines.items(), key=lambda item: item[1]):
-        site = None
-        for text in lines[start:max(start, line - 1)]:
-            if (m := MISS_RE.search(text)) is not None:
+    site, k = None, 0
+    with open(log_path, errors="replace") as f:  # line by line: a log of a long run need not fit in memory
+        for number, text in enumerate(f, 1):
+            at_compilation = k < len(order) and order[k][1] <= number
+            while k < len(order) and order[k][1] <= number:
+                sites[order[k][0]], site, k = site, None, k + 1
+            if k == len(order):
+                break
+            if not at_compilation and (m := MISS_RE.search(text)) is not None:  # a compilation's own line is no miss
                 site = call_site(m.group(1))
-        sites[ordinal] = site
-        start = line
+    for ordinal, _ in order[k:]:  # compilations placed past the log's end: the first takes what came last
+        sites[ordinal], site = site, None
     return sites
